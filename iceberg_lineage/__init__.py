@@ -1,0 +1,24 @@
+"""iceberg-lineage: Apache Iceberg table metadata to OpenLineage lineage, with honest statistics."""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .errors import CatalogError, ConfigError, DeliveryError, IcebergLineageError, ManifestError, MetadataError
+from .source import LoadedTable, open_table
+from .stats import ColumnSelection, SnapshotStats, TableHistory, snapshot_stats, table_history
+
+__all__ = [
+    "CatalogError",
+    "ColumnSelection",
+    "ConfigError",
+    "DeliveryError",
+    "IcebergLineageError",
+    "LoadedTable",
+    "ManifestError",
+    "MetadataError",
+    "SnapshotStats",
+    "TableHistory",
+    "open_table",
+    "snapshot_stats",
+    "table_history",
+]

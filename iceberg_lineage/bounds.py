@@ -1,0 +1,159 @@
+"""Decode Iceberg single-value binary serialization (spec Appendix D) into typed Python values.
+
+Type promotion does not rewrite old bounds, so the type a bound was written with is inferred from its byte length
+(long+4 bytes was an int, double+4 a float, timestamp+4 a date). Decoders are built once per type and reused for
+every entry: this sits on the per-entry hot path.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import re
+import struct
+import uuid
+from typing import Any, Callable
+
+Decoder = Callable[[bytes], Any]
+
+_EPOCH_DATE = dt.date(1970, 1, 1)
+_EPOCH = dt.datetime(1970, 1, 1)
+_EPOCH_TZ = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_INT = struct.Struct("<i").unpack
+_LONG = struct.Struct("<q").unpack
+_FLOAT = struct.Struct("<f").unpack
+_DOUBLE = struct.Struct("<d").unpack
+_DECIMAL_RE = re.compile(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)")
+
+#: Types whose bounds Iceberg may truncate under the ``truncate(N)`` metrics mode.
+TRUNCATABLE = ("string", "binary")
+
+
+class BoundDecodeError(ValueError):
+    """A bound whose length does not fit its column type."""
+
+
+def _int(b: bytes) -> int:
+    if len(b) != 4:
+        raise BoundDecodeError(f"int bound of {len(b)} bytes")
+    return _INT(b)[0]
+
+
+def _long(b: bytes) -> int:
+    if len(b) == 8:
+        return _LONG(b)[0]
+    if len(b) == 4:  # promoted from int
+        return _INT(b)[0]
+    raise BoundDecodeError(f"long bound of {len(b)} bytes")
+
+
+def _float(b: bytes) -> float:
+    if len(b) != 4:
+        raise BoundDecodeError(f"float bound of {len(b)} bytes")
+    return _FLOAT(b)[0]
+
+
+def _double(b: bytes) -> float:
+    if len(b) == 8:
+        return _DOUBLE(b)[0]
+    if len(b) == 4:  # promoted from float
+        return _FLOAT(b)[0]
+    raise BoundDecodeError(f"double bound of {len(b)} bytes")
+
+
+def _date(b: bytes) -> dt.date:
+    return _EPOCH_DATE + dt.timedelta(days=_int(b))
+
+
+def _time(b: bytes) -> dt.time:
+    micros = _long(b)
+    if not 0 <= micros < 86_400_000_000:
+        raise BoundDecodeError(f"time bound {micros} out of range")
+    secs, us = divmod(micros, 1_000_000)
+    h, rem = divmod(secs, 3600)
+    m, s = divmod(rem, 60)
+    return dt.time(h, m, s, us)
+
+
+def _timestamp_decoder(epoch: dt.datetime, per_second: int) -> Decoder:
+    divisor = per_second // 1_000_000
+
+    def decode(b: bytes) -> dt.datetime:
+        if len(b) == 4:  # promoted from date: days
+            return epoch + dt.timedelta(days=_INT(b)[0])
+        if len(b) != 8:
+            raise BoundDecodeError(f"timestamp bound of {len(b)} bytes")
+        try:
+            return epoch + dt.timedelta(microseconds=_LONG(b)[0] // divisor)
+        except OverflowError:
+            raise BoundDecodeError("timestamp bound out of range") from None
+
+    return decode
+
+
+def _string(b: bytes) -> str:
+    return b.decode("utf-8", "replace")
+
+
+def _uuid(b: bytes) -> uuid.UUID:
+    if len(b) != 16:
+        raise BoundDecodeError(f"uuid bound of {len(b)} bytes")
+    return uuid.UUID(bytes=bytes(b))
+
+
+def _binary(b: bytes) -> bytes:
+    return bytes(b)
+
+
+def _boolean(b: bytes) -> bool:
+    if len(b) != 1:
+        raise BoundDecodeError(f"boolean bound of {len(b)} bytes")
+    return b != b"\x00"
+
+
+def _decimal_decoder(scale: int) -> Decoder:
+    def decode(b: bytes) -> decimal.Decimal:
+        if not b or len(b) > 16:
+            raise BoundDecodeError(f"decimal bound of {len(b)} bytes")
+        return decimal.Decimal(int.from_bytes(b, "big", signed=True)).scaleb(-scale)
+
+    return decode
+
+
+_DECODERS: dict[str, Decoder] = {
+    "boolean": _boolean,
+    "int": _int,
+    "long": _long,
+    "float": _float,
+    "double": _double,
+    "date": _date,
+    "time": _time,
+    "timestamp": _timestamp_decoder(_EPOCH, 1_000_000),
+    "timestamptz": _timestamp_decoder(_EPOCH_TZ, 1_000_000),
+    "timestamp_ns": _timestamp_decoder(_EPOCH, 1_000_000_000),
+    "timestamptz_ns": _timestamp_decoder(_EPOCH_TZ, 1_000_000_000),
+    "string": _string,
+    "uuid": _uuid,
+    "binary": _binary,
+}
+
+
+def decoder_for(type_name: str) -> Decoder | None:
+    """The decoder of a primitive type string, or ``None`` when the type has no single-value form (struct, list,
+    map, variant, geometry, unknown)."""
+    found = _DECODERS.get(type_name)
+    if found is not None:
+        return found
+    m = _DECIMAL_RE.fullmatch(type_name)
+    if m:
+        return _decimal_decoder(int(m.group(2)))
+    if type_name.startswith("fixed"):
+        return _binary
+    return None
+
+
+def decode_bound(type_name: str, raw: bytes) -> Any:
+    """Decode one bound; raises :class:`BoundDecodeError` on a length that does not fit the type."""
+    decoder = decoder_for(type_name)
+    if decoder is None:
+        raise BoundDecodeError(f"type {type_name} has no single-value serialization")
+    return decoder(raw)

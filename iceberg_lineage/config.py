@@ -1,0 +1,192 @@
+"""The tool's own configuration.
+
+Precedence: an explicit argument beats a CLI flag, which beats the environment (``ICEBERG_LINEAGE__SECTION__KEY``),
+which beats a YAML file, which beats the defaults. The YAML file is the first of: the path in
+``ICEBERG_LINEAGE_CONFIG``, ``./iceberg-lineage.yml``, ``~/.iceberg-lineage.yml``.
+OpenLineage transport settings are not here: they stay with openlineage-python (``openlineage.yml``,
+``OPENLINEAGE_*``).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import ConfigError
+from .stats.columns import COLUMN_MODES, ColumnSelection
+
+ENV_PREFIX = "ICEBERG_LINEAGE__"
+CONFIG_ENV = "ICEBERG_LINEAGE_CONFIG"
+
+
+@dataclass(frozen=True)
+class Settings:
+    naming_primary: str = "location"
+    job_namespace: str = "iceberg-lineage"
+    column_stats_mode: str = "bounds"
+    column_stats_include: tuple[str, ...] = ()
+    column_stats_exclude: tuple[str, ...] = ()
+    column_stats_max_columns: int = 200
+    state_path: str = "./.iceberg-lineage/state.db"
+    spool_path: str = "./.iceberg-lineage/spool"
+    spool_max_bytes: int | None = None
+    hook_tag_snapshots: bool = True
+    source_file: str | None = field(default=None, compare=False)
+
+    @property
+    def columns(self) -> ColumnSelection:
+        return ColumnSelection(
+            mode=self.column_stats_mode,  # type: ignore[arg-type]
+            include=self.column_stats_include,
+            exclude=self.column_stats_exclude,
+            max_columns=self.column_stats_max_columns,
+        )
+
+    def key_values(self) -> dict[str, Any]:
+        """Settings by dotted key (``column_stats.mode``), for display."""
+        return {_dotted(f.name): getattr(self, f.name) for f in fields(self) if f.name != "source_file"}
+
+
+#: dotted key -> attribute name
+KEYS: dict[str, str] = {
+    "naming.primary": "naming_primary",
+    "job.namespace": "job_namespace",
+    "column_stats.mode": "column_stats_mode",
+    "column_stats.include": "column_stats_include",
+    "column_stats.exclude": "column_stats_exclude",
+    "column_stats.max_columns": "column_stats_max_columns",
+    "state.path": "state_path",
+    "spool.path": "spool_path",
+    "spool.max_bytes": "spool_max_bytes",
+    "hook.tag_snapshots": "hook_tag_snapshots",
+}
+
+
+def _dotted(attr: str) -> str:
+    for k, v in KEYS.items():
+        if v == attr:
+            return k
+    return attr
+
+
+def _coerce(key: str, value: Any) -> Any:
+    attr = KEYS[key]
+    default = getattr(Settings(), attr)
+    try:
+        if attr in ("column_stats_include", "column_stats_exclude"):
+            if value is None:
+                return ()
+            if isinstance(value, str):
+                return tuple(v.strip() for v in value.split(",") if v.strip())
+            return tuple(str(v) for v in value)
+        if attr == "hook_tag_snapshots":
+            if isinstance(value, bool):
+                return value
+            s = str(value).strip().lower()
+            if s in ("true", "1", "yes", "on"):
+                return True
+            if s in ("false", "0", "no", "off"):
+                return False
+            raise ValueError(f"not a boolean: {value!r}")
+        if attr == "spool_max_bytes":
+            return None if value in (None, "", "null", "none") else int(value)
+        if isinstance(default, int):
+            return int(value)
+        return str(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"bad value for {key}: {exc}") from None
+
+
+def _validate(s: Settings) -> Settings:
+    if s.naming_primary not in ("location", "table"):
+        raise ConfigError(f"naming.primary must be 'location' or 'table', not {s.naming_primary!r}")
+    if s.column_stats_mode not in COLUMN_MODES:
+        raise ConfigError(f"column_stats.mode must be one of {', '.join(COLUMN_MODES)}, not {s.column_stats_mode!r}")
+    if s.column_stats_max_columns < 0:
+        raise ConfigError("column_stats.max_columns must not be negative")
+    if s.spool_max_bytes is not None and s.spool_max_bytes <= 0:
+        raise ConfigError("spool.max_bytes must be positive")
+    return s
+
+
+def find_config_file(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path | None:
+    env = os.environ if env is None else env
+    explicit = env.get(CONFIG_ENV)
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{CONFIG_ENV} points at a missing file", file=str(path))
+        return path
+    for candidate in ((cwd or Path.cwd()) / "iceberg-lineage.yml", Path.home() / ".iceberg-lineage.yml"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read configuration: {exc}", file=str(path)) from None
+    if not isinstance(data, Mapping):
+        raise ConfigError("configuration file is not a mapping", file=str(path))
+    flat = _flatten(data)
+    unknown = sorted(set(flat) - set(KEYS))
+    if unknown:
+        raise ConfigError(f"unknown configuration keys: {', '.join(unknown)}", file=str(path))
+    return flat
+
+
+def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in env.items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        key = ".".join(part.lower() for part in name[len(ENV_PREFIX) :].split("__"))
+        if key not in KEYS:
+            raise ConfigError(f"unknown configuration key {key} in {name}")
+        out[key] = value
+    return out
+
+
+def load_settings(
+    flags: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Settings:
+    """Resolve settings: ``overrides`` (explicit arguments) > ``flags`` (CLI) > environment > YAML > defaults.
+
+    Keys are dotted (``column_stats.mode``); ``None`` values in flags and overrides mean "not given".
+    """
+    env = os.environ if env is None else env
+    settings = Settings()
+    path = find_config_file(env, cwd)
+    layers: list[Mapping[str, Any]] = []
+    if path is not None:
+        layers.append(_read_yaml(path))
+        settings = replace(settings, source_file=str(path))
+    layers.append(_from_env(env))
+    layers.append({k: v for k, v in (flags or {}).items() if v is not None and v != ()})
+    layers.append({k: v for k, v in (overrides or {}).items() if v is not None})
+    for layer in layers:
+        for key, value in layer.items():
+            if key not in KEYS:
+                raise ConfigError(f"unknown configuration key {key}")
+            settings = replace(settings, **{KEYS[key]: _coerce(key, value)})
+    return _validate(settings)

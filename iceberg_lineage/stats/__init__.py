@@ -1,0 +1,18 @@
+"""Statistics of Iceberg snapshots: the typed model, per-manifest partials, and the walker."""
+from .columns import ColumnSelection
+from .model import ColumnStats, FileSizeStats, PartitionCount, SnapshotStats, TableHistory, TableInfo
+from .walker import ManifestCache, snapshot_stats, table_history, table_info
+
+__all__ = [
+    "ColumnSelection",
+    "ColumnStats",
+    "FileSizeStats",
+    "ManifestCache",
+    "PartitionCount",
+    "SnapshotStats",
+    "TableHistory",
+    "TableInfo",
+    "snapshot_stats",
+    "table_history",
+    "table_info",
+]
