@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import re
 import struct
 import uuid
@@ -116,6 +117,7 @@ def _decimal_decoder(scale: int) -> Decoder:
             raise BoundDecodeError(f"decimal bound of {len(b)} bytes")
         return decimal.Decimal(int.from_bytes(b, "big", signed=True)).scaleb(-scale)
 
+    decode.sort_key, decode.lengths = _BE, set(range(1, 17))  # type: ignore[attr-defined]
     return decode
 
 
@@ -137,6 +139,39 @@ _DECODERS: dict[str, Decoder] = {
 }
 
 
+_LE = functools.partial(int.from_bytes, byteorder="little", signed=True)
+_BE = functools.partial(int.from_bytes, byteorder="big", signed=True)
+
+# Order-preserving comparison keys on raw bounds (C-level where the byte layout allows), and the byte lengths a
+# bound of each type may have (promotion included). ``None`` key: the raw bytes already sort like the values
+# (UTF-8 strings, binary, big-endian uuid, boolean).
+for _decoder, _key, _lengths in (
+    (_boolean, None, {1}),
+    (_int, _LE, {4}),
+    (_long, _LE, {4, 8}),
+    (_float, struct.Struct("<f").unpack, {4}),
+    (_double, _double, {4, 8}),
+    (_date, _LE, {4}),
+    (_time, _LE, {8}),
+    (_string, None, None),
+    (_uuid, None, {16}),
+    (_binary, None, None),
+):
+    _decoder.sort_key, _decoder.lengths = _key, _lengths  # type: ignore[attr-defined]
+for _name in ("timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"):
+    _DECODERS[_name].sort_key, _DECODERS[_name].lengths = _DECODERS[_name], {4, 8}  # type: ignore[attr-defined]
+
+
+def sort_key(decoder: Decoder) -> Callable[[bytes], Any] | None:
+    """A function mapping raw bounds of this decoder's type to keys that sort like the values."""
+    return getattr(decoder, "sort_key", decoder)
+
+
+def valid_lengths(decoder: Decoder) -> set[int] | None:
+    """Byte lengths a bound may have (``None``: any)."""
+    return getattr(decoder, "lengths", None)
+
+
 def decoder_for(type_name: str) -> Decoder | None:
     """The decoder of a primitive type string, or ``None`` when the type has no single-value form (struct, list,
     map, variant, geometry, unknown)."""
@@ -147,7 +182,7 @@ def decoder_for(type_name: str) -> Decoder | None:
     if m:
         return _decimal_decoder(int(m.group(2)))
     if type_name.startswith("fixed"):
-        return _binary
+        return _binary  # raw bytes; a fixed length is checked by the writer's schema, not here
     return None
 
 

@@ -110,7 +110,7 @@ def read_metadata_file(io: Any, path: str) -> Any:
     """Read and JSON-decode one metadata file through a FileIO; errors name the file."""
     try:
         with io.new_input(path).open() as stream:
-            data = stream.read(MAX_METADATA_BYTES + 1)
+            data = _read_bounded(stream, MAX_METADATA_BYTES + 1)
     except FileNotFoundError:
         raise MetadataError("metadata file not found", file=path) from None
     except OSError as exc:
@@ -118,6 +118,18 @@ def read_metadata_file(io: Any, path: str) -> Any:
     if len(data) > MAX_METADATA_BYTES:
         raise MetadataError(f"metadata file is larger than {MAX_METADATA_BYTES} bytes", file=path)
     return _decode_metadata(data, path)
+
+
+def _read_bounded(stream: Any, limit: int, chunk: int = 1 << 20) -> bytes:
+    """Read at most ``limit`` bytes in chunks (``read(limit)`` would allocate ``limit`` bytes up front)."""
+    parts, total = [], 0
+    while total < limit:
+        block = stream.read(min(chunk, limit - total))
+        if not block:
+            break
+        parts.append(block)
+        total += len(block)
+    return b"".join(parts)
 
 
 def _metadata_version(name: str) -> int | None:

@@ -5,16 +5,17 @@ bounded by columns and partitions, never by files: entries are consumed one at a
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Mapping
 
-from ..bounds import BoundDecodeError, Decoder
+from ..bounds import BoundDecodeError, Decoder, sort_key, valid_lengths
 from ..errors import ManifestError
-from ..manifests import ADDED, DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES
+from ..manifests import ADDED, DATA, DELETED, EQUALITY_DELETES, EXISTING, POSITION_DELETES
 
 # Column accumulator slots (a list, because this is the per-entry hot path).
-V_SUM, V_N, N_SUM, N_N, NAN_SUM, NAN_N, LO, HI, LO_N, HI_N, ANY = range(11)
+V_SUM, V_N, N_SUM, N_N, NAN_SUM, NAN_N, LO, HI, LO_N, HI_N, ALL_NULL = range(11)
 
 # Change accumulator slots, per snapshot id.
 C_DATA_FILES, C_RECORDS, C_DATA_BYTES, C_DELETE_FILES, C_DELETE_BYTES = range(5)
@@ -31,7 +32,7 @@ class PartialContext:
     small_file_threshold: int
     collect_paths: bool = False
 
-    @property
+    @functools.cached_property
     def key(self) -> tuple:
         return (
             tuple(sorted((k, v is not None) for k, v in self.decoders.items())),
@@ -106,13 +107,12 @@ class Partial:
 
 
 def _merge_column(mine: list, col: list) -> None:
-    for i in (V_SUM, V_N, N_SUM, N_N, NAN_SUM, NAN_N, LO_N, HI_N):
+    for i in (V_SUM, V_N, N_SUM, N_N, NAN_SUM, NAN_N, LO_N, HI_N, ALL_NULL):
         mine[i] += col[i]
     if col[LO] is not None and (mine[LO] is None or col[LO] < mine[LO]):
         mine[LO] = col[LO]
     if col[HI] is not None and (mine[HI] is None or col[HI] > mine[HI]):
         mine[HI] = col[HI]
-    mine[ANY] = mine[ANY] or col[ANY]
 
 
 def merge_all(partials: Iterable[Partial]) -> Partial:
@@ -128,21 +128,30 @@ def path_hash(path: str) -> bytes:
 
 
 def _new_column() -> list:
-    return [0, 0, 0, 0, 0, 0, None, None, 0, 0, False]
+    return [0, 0, 0, 0, 0, 0, None, None, 0, 0, 0]
+
+
+#: Flush buffered bounds every this many entries: C-level ``min``/``max`` over a batch instead of a Python
+#: comparison per bound, with memory bounded by the batch.
+BOUND_BATCH = 2048
 
 
 def summarize_entries(entries: Iterator[dict], spec_id: int, ctx: PartialContext, path: str) -> Partial:
     """The partial statistics of one manifest's entries. Pure: entries in, partial out."""
     p = Partial()
-    decoders = ctx.decoders
-    tracked = decoders.keys()
     columns = p.columns
+    counted = {fid: columns.setdefault(fid, _new_column()) for fid in ctx.decoders}
+    bounded = {fid: ctx.decoders[fid] for fid in counted if ctx.decoders[fid] is not None}
+    lows: dict[int, list] = {fid: [] for fid in bounded}
+    highs: dict[int, list] = {fid: [] for fid in bounded}
+    best: dict[int, list] = {fid: [None, None] for fid in bounded}  # raw winning lower / upper bound
     histogram = p.histogram
     threshold = ctx.small_file_threshold
     parts: set = p.partitions.setdefault(spec_id, set())
     hashes: set[bytes] | None = set() if ctx.collect_paths else None
     p.live_path_hashes = hashes
     n_entries = 0
+    pending = 0
     for entry in entries:
         n_entries += 1
         df = entry["data_file"]
@@ -152,13 +161,8 @@ def summarize_entries(entries: Iterator[dict], spec_id: int, ctx: PartialContext
         size = df["file_size_in_bytes"]
         if type(rc) is not int or rc < 0 or rc > 1 << 62 or type(size) is not int or size < 0 or size > 1 << 62:
             raise ManifestError(f"invalid record_count {rc!r} or file_size_in_bytes {size!r}", file=path)
-        is_dv = content == POSITION_DELETES and str(df.get("file_format", "")).upper() == "PUFFIN"
-        if is_dv:
-            size = df.get("content_size_in_bytes")
-            if type(size) is not int or size < 0:
-                raise ManifestError("deletion vector without content_size_in_bytes", file=path)
-        if status != DELETED:
-            if content == DATA:
+        if content == DATA:
+            if status != DELETED:
                 p.data_files += 1
                 p.records += rc
                 p.data_bytes += size
@@ -174,26 +178,50 @@ def summarize_entries(entries: Iterator[dict], spec_id: int, ctx: PartialContext
                 parts.add(tuple(partition.values()) if partition else ())
                 if hashes is not None:
                     hashes.add(path_hash(df["file_path"]))
-                if tracked:
-                    _columns_of(df, columns, decoders, rc, path)
-            elif is_dv:
-                p.dv_files += 1
-                p.dv_rows += rc
-                p.dv_bytes += size
-                ref = df.get("referenced_data_file")
-                if ref:
-                    p.dv_refs[ref] = p.dv_refs.get(ref, 0) + rc
+                if counted:
+                    value_counts = df.get("value_counts") or ()
+                    _count_columns(df, value_counts, counted)
+                    if bounded:
+                        lower = df.get("lower_bounds") or ()
+                        for kv in lower:
+                            buf = lows.get(kv["key"])
+                            if buf is not None:
+                                buf.append(kv["value"])
+                        for kv in df.get("upper_bounds") or ():
+                            buf = highs.get(kv["key"])
+                            if buf is not None:
+                                buf.append(kv["value"])
+                        if len(lower) < len(value_counts):
+                            _count_all_null(df, value_counts, counted)
+                        pending += 1
+                        if pending == BOUND_BATCH:
+                            _flush_bounds(lows, highs, best, counted, bounded, path)
+                            pending = 0
+        else:
+            if content == POSITION_DELETES and str(df.get("file_format", "")).upper() == "PUFFIN":
+                size = df.get("content_size_in_bytes")  # a DV: its blob, not the shared Puffin file
+                if type(size) is not int or size < 0:
+                    raise ManifestError("deletion vector without content_size_in_bytes", file=path)
+                if status != DELETED:
+                    p.dv_files += 1
+                    p.dv_rows += rc
+                    p.dv_bytes += size
+                    ref = df.get("referenced_data_file")
+                    if ref:
+                        p.dv_refs[ref] = p.dv_refs.get(ref, 0) + rc
             elif content == POSITION_DELETES:
-                p.pos_files += 1
-                p.pos_rows += rc
-                p.pos_bytes += size
+                if status != DELETED:
+                    p.pos_files += 1
+                    p.pos_rows += rc
+                    p.pos_bytes += size
             elif content == EQUALITY_DELETES:
-                p.eq_files += 1
-                p.eq_rows += rc
-                p.eq_bytes += size
+                if status != DELETED:
+                    p.eq_files += 1
+                    p.eq_rows += rc
+                    p.eq_bytes += size
             else:
                 raise ManifestError(f"unknown data file content {content!r}", file=path)
-        if status == ADDED or status == DELETED:
+        if status != EXISTING:
             target = p.added if status == ADDED else p.removed
             sid = entry.get("snapshot_id")
             change = target.get(sid)
@@ -206,6 +234,12 @@ def summarize_entries(entries: Iterator[dict], spec_id: int, ctx: PartialContext
             else:
                 change[C_DELETE_FILES] += 1
                 change[C_DELETE_BYTES] += size
+    if pending:
+        _flush_bounds(lows, highs, best, counted, bounded, path)
+    for fid, (lo_raw, hi_raw) in best.items():
+        col = counted[fid]
+        col[LO] = _decode(bounded[fid], lo_raw, fid, path)
+        col[HI] = _decode(bounded[fid], hi_raw, fid, path)
     p.entries = n_entries
     p.partition_files[spec_id] = p.data_files
     if not parts:
@@ -213,58 +247,69 @@ def summarize_entries(entries: Iterator[dict], spec_id: int, ctx: PartialContext
     return p
 
 
-def _columns_of(df: dict, columns: dict, decoders: Mapping[int, Decoder | None], rc: int, path: str) -> None:
-    """Fold one data file's column metrics into the accumulators (hot path: keep it flat)."""
-    seen_value: dict[int, int] = {}
-    seen_null: dict[int, int] = {}
-    for slot, key in ((V_SUM, "value_counts"), (N_SUM, "null_value_counts"), (NAN_SUM, "nan_value_counts")):
-        kvs = df.get(key)
-        if not kvs:
-            continue
-        for kv in kvs:
-            fid = kv["key"]
-            if fid in decoders:
-                col = columns.get(fid)
-                if col is None:
-                    col = columns[fid] = _new_column()
-                v = kv["value"]
-                col[slot] += v
-                col[slot + 1] += 1
-                col[ANY] = True
-                if slot == V_SUM:
-                    seen_value[fid] = v
-                elif slot == N_SUM:
-                    seen_null[fid] = v
-    for slot, key, is_lower in ((LO, "lower_bounds", True), (HI, "upper_bounds", False)):
-        kvs = df.get(key)
-        covered: set[int] = set()
-        if kvs:
-            for kv in kvs:
-                fid = kv["key"]
-                decode = decoders.get(fid)
-                if decode is None:
-                    continue
-                try:
-                    value = decode(kv["value"])
-                except (BoundDecodeError, ValueError, OverflowError) as exc:
-                    raise ManifestError(f"bad bound for field id {fid}: {exc}", file=path) from None
-                col = columns.get(fid)
-                if col is None:
-                    col = columns[fid] = _new_column()
-                col[ANY] = True
-                cur = col[slot]
-                try:
-                    if cur is None or (value < cur if is_lower else value > cur):
-                        col[slot] = value
-                except TypeError:
-                    raise ManifestError(f"bounds of field id {fid} have mixed types", file=path) from None
-                covered.add(fid)
-        # A file whose column holds only nulls has no bound, and needs none for the min/max to be exact.
-        for fid in covered:
-            columns[fid][slot + 2] += 1  # LO_N / HI_N
-        for fid, v in seen_value.items():
-            if fid not in covered and decoders.get(fid) is not None and v == seen_null.get(fid, -1):
-                columns[fid][slot + 2] += 1
+def _count_columns(df: dict, value_counts, counted: dict[int, list]) -> None:
+    """Fold one data file's value, null and NaN counts into the accumulators (hot path: keep it flat)."""
+    for kv in value_counts:
+        col = counted.get(kv["key"])
+        if col is not None:
+            col[V_SUM] += kv["value"]
+            col[V_N] += 1
+    for kv in df.get("null_value_counts") or ():
+        col = counted.get(kv["key"])
+        if col is not None:
+            col[N_SUM] += kv["value"]
+            col[N_N] += 1
+    for kv in df.get("nan_value_counts") or ():
+        col = counted.get(kv["key"])
+        if col is not None:
+            col[NAN_SUM] += kv["value"]
+            col[NAN_N] += 1
+
+
+def _count_all_null(df: dict, value_counts, counted: dict[int, list]) -> None:
+    """Columns that hold only nulls in this file: they need no bound for the aggregate min/max to stay exact.
+    Only called for files where some column has no lower bound."""
+    nulls = {kv["key"]: kv["value"] for kv in df.get("null_value_counts") or ()}
+    bounded = {kv["key"] for kv in df.get("lower_bounds") or ()}
+    for kv in value_counts:
+        fid = kv["key"]
+        col = counted.get(fid)
+        if col is not None and fid not in bounded and nulls.get(fid) == kv["value"]:
+            col[ALL_NULL] += 1
+
+
+def _flush_bounds(lows: dict, highs: dict, best: dict, counted: dict, bounded: dict, path: str) -> None:
+    """Reduce buffered raw bounds to the running winners with C-level min/max over order-preserving keys."""
+    for fid, decoder in bounded.items():
+        key = sort_key(decoder)
+        lengths = valid_lengths(decoder)
+        winners = best[fid]
+        for i, (buffers, pick) in enumerate(((lows, min), (highs, max))):
+            buf = buffers[fid]
+            if not buf:
+                continue
+            if lengths is not None and not set(map(len, buf)) <= lengths:
+                bad = next(len(b) for b in buf if len(b) not in lengths)
+                raise ManifestError(f"bound of field id {fid} has a wrong length ({bad} bytes)", file=path)
+            try:
+                candidate = pick(buf, key=key) if key is not None else pick(buf)
+                current = winners[i]
+                if current is not None:
+                    candidate = pick((current, candidate), key=key) if key is not None else pick(current, candidate)
+            except (BoundDecodeError, ValueError, OverflowError, TypeError) as exc:
+                raise ManifestError(f"bad bound for field id {fid}: {exc}", file=path) from None
+            winners[i] = candidate
+            counted[fid][LO_N + i] += len(buf)
+            buf.clear()
+
+
+def _decode(decoder: Decoder, raw: bytes | None, fid: int, path: str):
+    if raw is None:
+        return None
+    try:
+        return decoder(raw)
+    except (BoundDecodeError, ValueError, OverflowError) as exc:
+        raise ManifestError(f"bad bound for field id {fid}: {exc}", file=path) from None
 
 
 def partial_key(path: str, ctx: PartialContext) -> tuple:

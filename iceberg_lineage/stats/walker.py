@@ -18,7 +18,7 @@ from ..manifests import DATA, DELETES, ManifestFile, iter_manifest_entries, mani
 from ..metadata import Snapshot, TableMetadata
 from ..source import LoadedTable, open_table
 from .aggregate import (
-    ANY, HI, HI_N, LO, LO_N, N_N, N_SUM, NAN_N, NAN_SUM, V_N, V_SUM,
+    ALL_NULL, HI, HI_N, LO, LO_N, N_N, N_SUM, NAN_N, NAN_SUM, V_N, V_SUM,
     C_DATA_BYTES, C_DATA_FILES, C_DELETE_BYTES, C_DELETE_FILES, C_RECORDS,
     Partial, PartialContext, merge_all, path_hash, summarize_entries,
 )
@@ -276,9 +276,10 @@ def _columns(md: TableMetadata, snapshot: Snapshot, p: Partial, columns: ColumnS
 
         lo = hi = None
         if col is not None and columns.with_bounds and n:
-            if col[LO_N] == n:
+            # exact when every file has a bound or holds only nulls in this column
+            if col[LO_N] + col[ALL_NULL] >= n:
                 lo = col[LO]
-            if col[HI_N] == n:
+            if col[HI_N] + col[ALL_NULL] >= n:
                 hi = col[HI]
         mode = md.metrics_mode(name)
         out[name] = ColumnStats(
@@ -293,7 +294,7 @@ def _columns(md: TableMetadata, snapshot: Snapshot, p: Partial, columns: ColumnS
             max=hi,
             distinct_count=ndv.get(f.id),
             bounds_truncated=f.type in TRUNCATABLE and mode.startswith("truncate") and (lo is not None or hi is not None),
-            has_metrics=bool(col and col[ANY]),
+            has_metrics=bool(col and (col[V_N] or col[N_N] or col[NAN_N] or col[LO_N] or col[HI_N])),
         )
     return out, tuple(omitted)
 
@@ -404,9 +405,14 @@ class WalkOptions:
             raise ValueError(f"depth must be one of {', '.join(DEPTHS)}, not {self.depth!r}")
 
 
-def _executor_or_default(executor: Executor | None) -> tuple[Executor | None, Callable[[], None]]:
+def _executor_or_default(executor: Executor | None, table: LoadedTable) -> tuple[Executor | None, Callable[[], None]]:
+    """The caller's executor, else threads for object stores (latency-bound), else none: local reads are
+    CPU-bound and the GIL makes threads pure overhead there."""
     if executor is not None:
         return executor, lambda: None
+    location = table.metadata.location
+    if "://" not in location or location.startswith("file:"):
+        return None, lambda: None
     pool = cf.ThreadPoolExecutor(max_workers=8, thread_name_prefix="iceberg-lineage-manifests")
     return pool, lambda: pool.shutdown(wait=True)
 
@@ -431,7 +437,7 @@ def snapshot_stats(
     snapshot = md.snapshot_by_id(sid)
     if snapshot is None:
         raise IcebergLineageError(f"no snapshot {sid}", table=table.display_name, file=md.metadata_location)
-    pool, close = _executor_or_default(executor)
+    pool, close = _executor_or_default(executor, table)
     try:
         return _snapshot_stats(
             table, snapshot, md.refs_by_snapshot(), depth, columns, partial_context(md, columns),
@@ -464,7 +470,7 @@ def table_history(
     cache = cache or ManifestCache()
     ctx = partial_context(md, columns)
     refs = md.refs_by_snapshot()
-    pool, close = _executor_or_default(executor)
+    pool, close = _executor_or_default(executor, table)
     try:
         if depth == "entries":
             _prefetch(table, snapshots, ctx, cache, pool)

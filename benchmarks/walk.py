@@ -1,0 +1,190 @@
+"""Walker throughput against baselines measured in the same run: PyIceberg's ``inspect.files()`` and raw fastavro
+decoding of the same manifests.
+
+Two tables are generated in a temporary SQLite catalog (metadata only; data files are synthetic DataFiles with full
+column metrics, as a writer would record them):
+  A. 300 single-file commits (300 manifests, 300 snapshots);
+  B. one manifest of 100,000 entries.
+Prints entries/s, ratios and the walker's peak memory growth, and for ``--all-snapshots`` on A the manifest reads
+and the time against raw fastavro reading of every manifest list plus every distinct manifest.
+
+    .venv/bin/python benchmarks/walk.py [--entries 100000] [--commits 300] [--repeat 3]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gc
+import random
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+TARGETS = {"walker/inspect.files": 3.0, "walker/fastavro": 0.8, "history/raw": 1 / 2.0, "memory_mb": 100.0}
+
+
+def schema():
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import DateType, DoubleType, IntegerType, LongType, NestedField, StringType, TimestampType
+
+    return Schema(
+        NestedField(1, "id", LongType(), required=False),
+        NestedField(2, "customer", StringType(), required=False),
+        NestedField(3, "amount", DoubleType(), required=False),
+        NestedField(4, "qty", IntegerType(), required=False),
+        NestedField(5, "ts", TimestampType(), required=False),
+        NestedField(6, "day", DateType(), required=False),
+        NestedField(7, "status", StringType(), required=False),
+        NestedField(8, "note", StringType(), required=False),
+    )
+
+
+def data_file(i: int, spec_id: int, rng: random.Random):
+    """A synthetic data file with metrics for all 8 columns and a day partition (100 distinct days)."""
+    from pyiceberg.conversions import to_bytes
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.typedef import Record
+    from pyiceberg.types import DateType, DoubleType, IntegerType, LongType, StringType, TimestampType
+
+    day = 19700 + i % 100
+    rows = rng.randint(1_000, 100_000)
+    ts0 = day * 86_400_000_000
+    lower = {1: to_bytes(LongType(), i * 1000), 2: to_bytes(StringType(), f"c{i:08d}"), 3: to_bytes(DoubleType(), 0.5),
+             4: to_bytes(IntegerType(), 1), 5: to_bytes(TimestampType(), ts0), 6: to_bytes(DateType(), day),
+             7: to_bytes(StringType(), "a"), 8: to_bytes(StringType(), "note-aaaa")}
+    upper = {1: to_bytes(LongType(), i * 1000 + 999), 2: to_bytes(StringType(), f"c{i:08d}z"),
+             3: to_bytes(DoubleType(), 99.5), 4: to_bytes(IntegerType(), 9), 5: to_bytes(TimestampType(), ts0 + 1),
+             6: to_bytes(DateType(), day), 7: to_bytes(StringType(), "z"), 8: to_bytes(StringType(), "note-zzzz")}
+    df = DataFile.from_args(
+        content=DataFileContent.DATA,
+        file_path=f"file:///data/{i:08d}.parquet",
+        file_format=FileFormat.PARQUET,
+        partition=Record(day),
+        record_count=rows,
+        file_size_in_bytes=rows * 37,
+        column_sizes={k: rows * 4 for k in range(1, 9)},
+        value_counts={k: rows for k in range(1, 9)},
+        null_value_counts={k: (rows // 10 if k == 8 else 0) for k in range(1, 9)},
+        nan_value_counts={3: 0},
+        lower_bounds=lower,
+        upper_bounds=upper,
+        split_offsets=[4],
+        sort_order_id=0,
+    )
+    df.spec_id = spec_id
+    return df
+
+
+def build_tables(root: Path, commits: int, entries: int):
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.transforms import IdentityTransform
+
+    catalog = SqlCatalog("bench", uri=f"sqlite:///{root}/c.db", warehouse=f"file://{root}/wh")
+    catalog.create_namespace("b")
+    spec = PartitionSpec(PartitionField(6, 1000, IdentityTransform(), "day"))
+    rng = random.Random(7)
+    t0 = time.perf_counter()
+    a = catalog.create_table("b.commits", schema=schema(), partition_spec=spec)
+    for i in range(commits):
+        with a.transaction() as tx, tx.update_snapshot().fast_append() as fa:
+            fa.append_data_file(data_file(i, a.spec().spec_id, rng))
+    b = catalog.create_table("b.big", schema=schema(), partition_spec=spec)
+    with b.transaction() as tx, tx.update_snapshot().fast_append() as fa:
+        for i in range(entries):
+            fa.append_data_file(data_file(i, b.spec().spec_id, rng))
+    print(f"built tables in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    return catalog.load_table("b.commits"), catalog.load_table("b.big")
+
+
+def best(fn, repeat: int) -> tuple[float, object]:
+    times, result = [], None
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), result
+
+
+def raw_fastavro(table, snapshot_ids=None, include_lists=False) -> int:
+    """Full fastavro decoding of every manifest list (optional) and every distinct manifest."""
+    import fastavro
+
+    seen, n = set(), 0
+    snaps = [table.metadata.snapshot_by_id(s) for s in snapshot_ids] if snapshot_ids else [table.current_snapshot()]
+    for snap in snaps:
+        with table.io.new_input(snap.manifest_list).open() as f:
+            rows = list(fastavro.reader(f))
+        for row in rows:
+            path = row["manifest_path"]
+            if path in seen:
+                continue
+            seen.add(path)
+            with table.io.new_input(path).open() as f:
+                for _ in fastavro.reader(f):
+                    n += 1
+    return n
+
+
+def walker(table, all_snapshots=False):
+    from iceberg_lineage.stats import table_history
+
+    ids = None if all_snapshots else [table.current_snapshot().snapshot_id]
+    return table_history(table, snapshot_ids=ids, depth="entries")
+
+
+def memory_growth_mb(fn) -> float:
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return (peak - base) / 1e6
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--commits", type=int, default=300)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        commits, big = build_tables(Path(tmp), args.commits, args.entries)
+        ok = True
+        for label, table in (("A 300 commits", commits), ("B 1 manifest", big)):
+            n = sum(1 for _ in [0]) and int(table.current_snapshot().summary["total-data-files"])
+            t_walk, hist = best(lambda: walker(table), args.repeat)
+            assert hist.snapshots[-1].data_files == n
+            t_insp, files = best(lambda: table.inspect.files(), max(1, args.repeat - 1))
+            assert files.num_rows == n
+            t_raw, raw_n = best(lambda: raw_fastavro(table), args.repeat)
+            assert raw_n == n
+            mem = memory_growth_mb(lambda: walker(table))
+            r_insp, r_raw = t_insp / t_walk, t_raw / t_walk
+            print(f"[{label}] {n} entries: walker {n / t_walk:,.0f}/s, inspect.files() {n / t_insp:,.0f}/s, "
+                  f"raw fastavro {n / t_raw:,.0f}/s")
+            print(f"[{label}] walker/inspect.files = {r_insp:.2f}x (target >= {TARGETS['walker/inspect.files']}x), "
+                  f"walker/fastavro = {r_raw:.2f}x (target >= {TARGETS['walker/fastavro']}x), "
+                  f"peak memory growth {mem:.1f} MB (target < {TARGETS['memory_mb']:.0f} MB)")
+            ok &= r_insp >= TARGETS["walker/inspect.files"] and r_raw >= TARGETS["walker/fastavro"]
+            ok &= mem < TARGETS["memory_mb"]
+
+        ids = [s.snapshot_id for s in commits.snapshots()]
+        t_hist, hist = best(lambda: walker(commits, all_snapshots=True), args.repeat)
+        t_rawh, _ = best(lambda: raw_fastavro(commits, ids), args.repeat)
+        distinct = len({m.manifest_path for s in commits.snapshots() for m in s.manifests(commits.io)})
+        print(f"[A --all-snapshots] {len(hist)} snapshots: manifest reads {hist.manifest_reads} "
+              f"(distinct manifests {distinct}), manifest-list reads {hist.manifest_list_reads}; "
+              f"walker {t_hist * 1000:.0f} ms vs raw fastavro lists+manifests {t_rawh * 1000:.0f} ms = "
+              f"{t_hist / t_rawh:.2f}x the raw time (target <= 2x)")
+        ok &= hist.manifest_reads == distinct and t_hist / t_rawh <= 2.0
+        print("all targets met" if ok else "SOME TARGETS MISSED")
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
