@@ -117,7 +117,34 @@ def _record_schema(schema: Any) -> Any:
     return schema
 
 
+AVRO_MAGIC = b"Obj\x01"
+
+
+class _Prefixed:
+    """A read-only stream that replays bytes already consumed (for streams that cannot seek back)."""
+
+    def __init__(self, head: bytes, stream: Any) -> None:
+        self._head, self._stream = head, stream
+
+    def read(self, n: int = -1) -> bytes:
+        if not self._head:
+            return self._stream.read(n)
+        if n is None or n < 0:
+            out, self._head = self._head + self._stream.read(), b""
+            return out
+        out, self._head = self._head[:n], self._head[n:]
+        return out if len(out) == n else out + self._stream.read(n - len(out))
+
+
 def _avro_records(stream: Any, path: str) -> tuple[Any, Iterator[dict]]:
+    # fastavro does not check the magic number; a file that is not Avro must not decode as one
+    head = stream.read(4)
+    if head != AVRO_MAGIC:
+        raise ManifestError("not a readable Avro file (bad magic number)", file=path)
+    try:
+        stream.seek(0)
+    except (AttributeError, OSError, ValueError):
+        stream = _Prefixed(head, stream)
     try:
         reader = fastavro.reader(stream)
     except Exception as exc:  # noqa: BLE001 - fastavro raises many types on corrupt headers
@@ -205,7 +232,14 @@ def iter_manifest_entries(io: Any, manifest: ManifestFile) -> Iterator[dict]:
         for f in schema.get("fields", []) if isinstance(schema, dict) else []:
             if f.get("field-id") == 2 or f.get("name") == "data_file":
                 data_file_schema = _record_schema(f.get("type"))
-        df_renames = _field_renames(data_file_schema or {}, _DATA_FILE_IDS)
+        if not isinstance(data_file_schema, dict) or not {"status", "data_file"} <= {
+            entry_renames.get(f["name"], f["name"]) for f in schema.get("fields", [])
+        }:
+            raise ManifestError("Avro schema is not a manifest entry schema", file=path)
+        df_renames = _field_renames(data_file_schema, _DATA_FILE_IDS)
+        df_names = {df_renames.get(f["name"], f["name"]) for f in data_file_schema.get("fields", [])}
+        if not {"file_path", "record_count", "file_size_in_bytes"} <= df_names:
+            raise ManifestError("Avro schema is not a manifest entry schema (data_file fields missing)", file=path)
         added_snapshot = manifest.added_snapshot_id
         seq = manifest.sequence_number
         for rec in records:

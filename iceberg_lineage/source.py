@@ -104,6 +104,8 @@ def _decode_metadata(data: bytes, path: str) -> Any:
         return json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise MetadataError(f"not valid JSON ({exc})", file=path) from None
+    except RecursionError:
+        raise MetadataError("not valid JSON (nested too deeply)", file=path) from None
 
 
 def read_metadata_file(io: Any, path: str) -> Any:

@@ -83,7 +83,12 @@ class ManifestCache:
 
 def read_partial(io: Any, manifest: ManifestFile, ctx: PartialContext) -> Partial:
     """The pure map step: one manifest's bytes to its partial statistics."""
-    return summarize_entries(iter_manifest_entries(io, manifest), manifest.partition_spec_id, ctx, manifest.manifest_path)
+    path = manifest.manifest_path
+    try:
+        return summarize_entries(iter_manifest_entries(io, manifest), manifest.partition_spec_id, ctx, path)
+    except (KeyError, TypeError, AttributeError) as exc:
+        # decodable Avro whose records do not have the shapes the spec requires
+        raise ManifestError(f"manifest entry does not match the spec ({type(exc).__name__}: {exc})", file=path) from None
 
 
 def _partials(
