@@ -160,6 +160,7 @@ def _register_optional_commands() -> None:
 
     for module, attr, name in (
         ("iceberg_lineage.cli_events", "events_command", "events"),
+        ("iceberg_lineage.cli_replay", "replay_command", "replay"),
     ):
         try:
             command = getattr(importlib.import_module(module), attr)

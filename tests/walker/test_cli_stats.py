@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, fixture_relocation
+from fixture_tables import FIXTURES, fixture_relocation
 
 CLI = [sys.executable, "-m", "iceberg_lineage.cli"]
 SNAPSHOT_KEYS = {

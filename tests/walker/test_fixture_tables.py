@@ -11,7 +11,7 @@ import uuid
 import fastavro
 import pytest
 
-from conftest import FIXTURE_TABLES, fixture_table
+from fixture_tables import FIXTURE_TABLES, fixture_table
 from iceberg_lineage.metadata import STABLE_ID_NAMESPACE, normalise_location
 from iceberg_lineage.stats import table_history
 
@@ -176,7 +176,7 @@ def test_bigquery_table_without_summary_is_computed_from_entries():
 
 
 def test_relative_location_is_resolved_against_the_table_directory():
-    from conftest import FIXTURES
+    from fixture_tables import FIXTURES
 
     table = fixture_table("duckdb_spark_lineitem_cow")
     assert table.metadata.location == str(FIXTURES / "duckdb_spark_lineitem_cow")

@@ -15,7 +15,7 @@ import fastavro
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import FIXTURES
+from fixture_tables import FIXTURES
 from iceberg_lineage.errors import IcebergLineageError, ManifestError, MetadataError
 from iceberg_lineage.stats import table_history
 
