@@ -221,3 +221,30 @@ def test_history_reads_each_distinct_manifest_once():
 def _manifest_paths(table, snapshot):
     with table.io.open(snapshot.manifest_list) as f:
         return [m["manifest_path"] for m in fastavro.reader(f)]
+
+
+def test_types_pyiceberg_cannot_load_do_not_stop_the_other_columns(tmp_path):
+    """A v3 table with a ``variant`` column: PyIceberg 0.12 refuses the metadata; the walker reports the rest."""
+    import json
+    import shutil
+
+    from fixture_tables import FIXTURES, fixture_relocation
+    from iceberg_lineage.source import open_table
+
+    name = "impala_spark_v3_deletion_vectors"
+    table_dir = tmp_path / name
+    shutil.copytree(FIXTURES / name, table_dir)
+    meta = table_dir / "metadata" / "v3.metadata.json"
+    doc = json.loads(meta.read_text())
+    for schema in doc["schemas"]:
+        schema["fields"].append({"id": 99, "name": "payload", "required": False, "type": "variant"})
+    doc["last-column-id"] = 99
+    meta.write_text(json.dumps(doc))
+    from pyiceberg.table import StaticTable
+
+    with pytest.raises(Exception):
+        StaticTable.from_metadata(str(meta))
+    relocate = {old: str(table_dir) for old in fixture_relocation(name)}
+    stats = table_history(open_table(str(meta), relocate=relocate)).snapshots[-1]
+    assert stats.columns["i"].max == 5 and stats.dv_files == 2
+    assert stats.columns["payload"].type == "variant" and stats.columns["payload"].min is None
