@@ -22,3 +22,10 @@ __all__ = [
     "snapshot_stats",
     "table_history",
 ]
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext iceberg_lineage``: the ``%lineage`` magic (see :mod:`iceberg_lineage.notebook`)."""
+    from .notebook import load_ipython_extension as load
+
+    load(ipython)

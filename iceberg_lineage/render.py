@@ -6,7 +6,7 @@ from typing import Any
 from .stats.model import SnapshotStats, TableHistory, bound_to_json
 
 
-def _fmt(value: Any) -> str:
+def format_value(value: Any) -> str:
     if value is None:
         return "—"
     if isinstance(value, int) and not isinstance(value, bool):
@@ -14,7 +14,7 @@ def _fmt(value: Any) -> str:
     return str(bound_to_json(value))
 
 
-_ROWS = (
+FIGURE_ROWS = (
     ("data files", "data_files"),
     ("records", "records"),
     ("live records", "live_records"),
@@ -47,8 +47,8 @@ def snapshot_tables(s: SnapshotStats) -> list[Any]:
     figures.add_column("figure")
     figures.add_column("value", justify="right")
     figures.add_column("source")
-    for label, key in _ROWS:
-        figures.add_row(label, _fmt(getattr(s, key)), s.sources.get(key, ""))
+    for label, key in FIGURE_ROWS:
+        figures.add_row(label, format_value(getattr(s, key)), s.sources.get(key, ""))
     out = [figures]
     if s.columns:
         cols = Table(show_header=True, title="columns", title_justify="left")
@@ -56,8 +56,8 @@ def snapshot_tables(s: SnapshotStats) -> list[Any]:
             cols.add_column(name)
         for name, c in s.columns.items():
             trunc = "…" if c.bounds_truncated else ""
-            cols.add_row(name, c.type, _fmt(c.value_count), _fmt(c.null_count), _fmt(c.nan_count),
-                         _fmt(c.min) + trunc, _fmt(c.max) + trunc, _fmt(c.distinct_count))
+            cols.add_row(name, c.type, format_value(c.value_count), format_value(c.null_count), format_value(c.nan_count),
+                         format_value(c.min) + trunc, format_value(c.max) + trunc, format_value(c.distinct_count))
         out.append(cols)
     return out
 

@@ -242,6 +242,30 @@ class SnapshotStats:
             out["error"] = self.error
         return out
 
+    def __repr__(self) -> str:
+        return (
+            f"SnapshotStats(snapshot_id={self.snapshot_id}, operation={self.operation}, records={self.records}, "
+            f"data_files={self.data_files}, delete_files={self.delete_files}, depth={self.depth}, "
+            f"columns={len(self.columns)})"
+        )
+
+    def _repr_html_(self) -> str:
+        from ..notebook.html import snapshot_html
+
+        return snapshot_html(self)
+
+    def plot_columns(self) -> Any:
+        """Null fraction per column (matplotlib Figure; extra ``notebook``)."""
+        from ..notebook.plots import columns_plot
+
+        return columns_plot(self)
+
+    def plot_file_sizes(self) -> Any:
+        """Histogram of data file sizes with the small-file threshold (matplotlib Figure; extra ``notebook``)."""
+        from ..notebook.plots import file_sizes_plot
+
+        return file_sizes_plot(self)
+
 
 @dataclass(frozen=True)
 class TableInfo:
@@ -285,6 +309,20 @@ class TableHistory:
 
     def __len__(self) -> int:
         return len(self.snapshots)
+
+    def __repr__(self) -> str:
+        return f"TableHistory(table={self.table.name or self.table.location!r}, snapshots={len(self.snapshots)})"
+
+    def _repr_html_(self) -> str:
+        from ..notebook.html import history_html
+
+        return history_html(self)
+
+    def plot(self) -> Any:
+        """Records, data files, bytes and delete files over the snapshots (matplotlib Figure; extra ``notebook``)."""
+        from ..notebook.plots import history_plot
+
+        return history_plot(self)
 
 
 def replace(obj: Any, **changes: Any) -> Any:
