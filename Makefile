@@ -16,13 +16,15 @@ $(STAMP): pyproject.toml constraints.txt
 venv: $(STAMP)
 
 run: $(STAMP)
-	$(PY) -m iceberg_lineage.demo
+	$(PY) -m iceberg_lineage.demo_scan
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: $(STAMP)
 	$(PY) benchmarks/walk.py
+	$(PY) benchmarks/scan_scale.py
+	$(PY) benchmarks/hook_overhead.py
 
 clean:
 	rm -rf $(VENV) warehouse .iceberg-lineage

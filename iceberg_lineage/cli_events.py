@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from .cli import EXIT_OK, column_flags, column_options, resolve_table, run_guarded, table_options
+from .cli_common import EXIT_OK, column_flags, column_options, resolve_table, run_guarded, table_options
 from .errors import ConfigError, DeliveryError, IcebergLineageError
 
 

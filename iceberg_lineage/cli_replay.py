@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .cli import EXIT_OK, EXIT_TABLE_FAILED, run_guarded
+from .cli_common import EXIT_OK, EXIT_TABLE_FAILED, run_guarded
 from .errors import ConfigError
 
 

@@ -7,6 +7,7 @@ the same runs; ``to_json`` sorts keys, so the JSON is byte-identical apart from 
 from __future__ import annotations
 
 import dataclasses
+import json
 import datetime as dt
 from typing import Any, Callable, Iterable, Literal, TypeVar
 from uuid import UUID
@@ -294,4 +295,30 @@ def lifecycle_event(
         ),
         outputs=[OutputDataset(namespace=identity.namespace, name=identity.name, facets=facets)],
         producer=fb.PRODUCER,
+    )
+
+
+def from_json(text: str) -> Any:
+    """An openlineage-python event object from our own event JSON, for ``Delivery.emit`` (scanner workers return JSON).
+
+    Facets stay plain dicts: openlineage-python serialises them as they are, so the delivered JSON is the JSON the
+    worker built.
+    """
+    d = json.loads(text)
+    common = {"eventTime": d["eventTime"], "producer": d.get("producer", "")}
+    if "dataset" in d:
+        ds = d["dataset"]
+        dataset = StaticDataset(namespace=ds["namespace"], name=ds["name"], facets=ds.get("facets") or {})
+        return DatasetEvent(dataset=dataset, **common)
+    return RunEvent(
+        eventType=RunState(d["eventType"]) if d.get("eventType") else None,
+        run=Run(d["run"]["runId"], d["run"].get("facets") or {}),
+        job=Job(d["job"]["namespace"], d["job"]["name"], d["job"].get("facets") or {}),
+        inputs=[InputDataset(namespace=i["namespace"], name=i["name"], facets=i.get("facets") or {},
+                             inputFacets=i.get("inputFacets") or {})
+                for i in d.get("inputs") or []],
+        outputs=[OutputDataset(namespace=o["namespace"], name=o["name"], facets=o.get("facets") or {},
+                               outputFacets=o.get("outputFacets") or {})
+                 for o in d.get("outputs") or []],
+        **common,
     )

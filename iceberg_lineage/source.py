@@ -234,7 +234,7 @@ def load_metadata_path(
     )
 
 
-def _catalog_type(catalog: Any) -> str:
+def catalog_type_of(catalog: Any) -> str:
     explicit = (getattr(catalog, "properties", {}) or {}).get("type")
     if explicit:
         return str(explicit).lower()
@@ -270,7 +270,7 @@ def load_table_object(table: Any, *, relocate: Mapping[str, str] | None = None, 
         io=RelocatingIO(table.io, relocate),
         name=identifier[-1] if identifier else None,
         catalog_name=catalog_name,
-        catalog_type=_catalog_type(catalog) if catalog is not None and catalog_name else "static",
+        catalog_type=catalog_type_of(catalog) if catalog is not None and catalog_name else "static",
         catalog_properties=dict(getattr(catalog, "properties", {}) or {}),
         identifier=identifier,
         table=table,

@@ -1,0 +1,34 @@
+"""Iceberg lineage in Jupyter: attach a catalog in one line, then look at events, statistics and plots.
+
+    from iceberg_lineage.notebook import attach
+    session = attach(catalog)        # commits and scans now emit OpenLineage events
+    session.events                   # what was sent, as a table; session.events[-1]: one event as JSON
+    %load_ext iceberg_lineage        # %lineage status | events | stats ns.table
+
+Plots need the ``notebook`` extra (matplotlib).
+"""
+from .html import event_html, events_html, history_html, snapshot_html
+from .magic import load_ipython_extension
+from .plots import columns_plot, file_sizes_plot, history_plot
+from .scan import ScanPreview, preview_scan
+from .session import EmittedEvent, EventLog, JsonDocument, Session, Status, attach, current_session
+
+__all__ = [
+    "EmittedEvent",
+    "EventLog",
+    "JsonDocument",
+    "ScanPreview",
+    "Session",
+    "Status",
+    "attach",
+    "columns_plot",
+    "current_session",
+    "event_html",
+    "events_html",
+    "file_sizes_plot",
+    "history_html",
+    "history_plot",
+    "load_ipython_extension",
+    "preview_scan",
+    "snapshot_html",
+]

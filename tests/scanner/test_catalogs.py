@@ -1,0 +1,39 @@
+"""Which catalogs a scan walks: PyIceberg's configuration, else the embedded default under ./warehouse."""
+from __future__ import annotations
+
+import pytest
+
+from iceberg_lineage.errors import ConfigError
+from iceberg_lineage.scanner import DEFAULT_CATALOG, TableFilter, configured_catalogs
+
+
+def test_no_configuration_means_the_embedded_default(tmp_path):
+    [spec] = configured_catalogs()
+    props = dict(spec.properties)
+    assert spec.name == DEFAULT_CATALOG and props["type"] == "sql"
+    assert props["uri"] == f"sqlite:///{tmp_path}/warehouse/catalog.db"
+    assert configured_catalogs([DEFAULT_CATALOG]) == (spec,)
+    with pytest.raises(ConfigError, match="glue"):
+        configured_catalogs(["glue"])
+
+
+def test_configured_catalogs_from_yaml_and_environment(tmp_path, monkeypatch):
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / ".pyiceberg.yaml").write_text(
+        "catalog:\n  lake:\n    uri: sqlite:////x/lake.db\n    s3:\n      endpoint: http://s3\n")
+    monkeypatch.setenv("PYICEBERG_CATALOG__OPS__URI", "sqlite:////x/ops.db")
+    specs = {s.name: dict(s.properties) for s in configured_catalogs()}
+    assert specs == {"lake": {"uri": "sqlite:////x/lake.db", "s3.endpoint": "http://s3"},
+                     "ops": {"uri": "sqlite:////x/ops.db"}}
+    assert [s.name for s in configured_catalogs(["OPS"])] == ["ops"]
+    with pytest.raises(ConfigError, match="nope"):
+        configured_catalogs(["nope"])
+
+
+def test_table_filter():
+    f = TableFilter(namespaces=("db.inner",), include=("*.t*",), exclude=("*.tmp_*",))
+    assert f.wants("c", ("db", "inner", "t1")) and f.wants("c", ("db", "inner", "deep", "t2"))
+    assert not f.wants("c", ("db", "t1"))  # outside the namespace
+    assert not f.wants("c", ("db", "inner", "tmp_x"))
+    assert not f.wants("c", ("db", "inner", "orders"))
+    assert TableFilter(include=("c.db.*",)).wants("c", ("db", "x"))  # catalog-qualified globs work too
