@@ -8,6 +8,8 @@ from .source import LoadedTable, open_table
 from .stats import ColumnSelection, SnapshotStats, TableHistory, snapshot_stats, table_history
 
 __all__ = [
+    "observe",
+    "run",
     "CatalogError",
     "ColumnSelection",
     "ConfigError",
@@ -22,6 +24,19 @@ __all__ = [
     "snapshot_stats",
     "table_history",
 ]
+
+
+def __getattr__(name: str):
+    """``observe`` and ``run`` load the hook (openlineage-python, ~0.5 s) only when asked for."""
+    if name == "observe":
+        from .hook import observe
+
+        return observe
+    if name == "run":
+        from .runs import run
+
+        return run
+    raise AttributeError(f"module 'iceberg_lineage' has no attribute {name!r}")
 
 
 def load_ipython_extension(ipython) -> None:
