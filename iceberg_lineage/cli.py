@@ -10,8 +10,7 @@ import json
 import click
 
 from .cli_common import (
-    EXIT_OK, ConfigError, IcebergLineageError, column_flags, column_options, default_format, resolve_table, run_guarded,
-    table_options,
+    EXIT_OK, column_options, default_format, run_guarded, selected_snapshot_ids, settings_and_table, table_options,
 )
 from .cli_events import events_command
 from .cli_replay import replay_command
@@ -36,21 +35,11 @@ def stats_command(metadata, catalog, table, snapshot, all_snapshots, relocate, d
     """Statistics of a table at a snapshot, or of its whole history."""
 
     def body() -> int:
-        from .config import load_settings
         from .stats import table_history
 
-        if snapshot is not None and all_snapshots:
-            raise ConfigError("use either --snapshot or --all-snapshots")
-        settings = load_settings(column_flags(column_stats, include_columns, exclude_columns))
-        loaded = resolve_table(metadata, catalog, table, relocate)
-        if all_snapshots:
-            ids = None
-        else:
-            sid = snapshot if snapshot is not None else loaded.metadata.current_snapshot_id
-            if sid is not None and loaded.metadata.snapshot_by_id(sid) is None:
-                raise IcebergLineageError(f"no snapshot {sid}", table=loaded.display_name,
-                                          file=loaded.metadata.metadata_location)
-            ids = [] if sid is None else [sid]
+        settings, loaded = settings_and_table(metadata, catalog, table, relocate, snapshot, all_snapshots,
+                                              column_stats, include_columns, exclude_columns)
+        ids = selected_snapshot_ids(loaded, snapshot, all_snapshots)
         history = table_history(loaded, depth=depth, columns=settings.columns, snapshot_ids=ids)
         if (fmt or default_format()) == "json":
             click.echo(json.dumps(history.to_json(), sort_keys=False, default=str))

@@ -108,3 +108,24 @@ def default_format() -> str:
     return "text" if sys.stdout.isatty() else "json"
 
 
+def settings_and_table(metadata: str | None, catalog: str | None, table: str | None, relocate: tuple[str, ...],
+                       snapshot: int | None, all_snapshots: bool, column_stats: str | None,
+                       include_columns: tuple[str, ...], exclude_columns: tuple[str, ...]):
+    """The prologue of every per-table command: check the snapshot options, resolve the settings, open the table."""
+    from .config import load_settings
+
+    if snapshot is not None and all_snapshots:
+        raise ConfigError("use either --snapshot or --all-snapshots")
+    settings = load_settings(column_flags(column_stats, include_columns, exclude_columns))
+    return settings, resolve_table(metadata, catalog, table, relocate)
+
+
+def selected_snapshot_ids(loaded: Any, snapshot: int | None, all_snapshots: bool) -> list[int] | None:
+    """``None`` for every snapshot, else the one asked for (default: the current one; none for an empty table)."""
+    if all_snapshots:
+        return None
+    md = loaded.metadata
+    sid = snapshot if snapshot is not None else md.current_snapshot_id
+    if sid is not None and md.snapshot_by_id(sid) is None:
+        raise IcebergLineageError(f"no snapshot {sid}", table=loaded.display_name, file=md.metadata_location)
+    return [] if sid is None else [sid]

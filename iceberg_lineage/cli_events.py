@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
-from .cli_common import EXIT_OK, column_flags, column_options, resolve_table, run_guarded, table_options
-from .errors import ConfigError, DeliveryError, IcebergLineageError
+from .cli_common import EXIT_OK, column_options, run_guarded, selected_snapshot_ids, settings_and_table, table_options
+from .errors import DeliveryError
 
 
 @click.command("events")
@@ -20,12 +20,8 @@ def events_command(metadata, catalog, table, snapshot, all_snapshots, relocate, 
     """OpenLineage events of a table: one COMPLETE run per snapshot (or DatasetEvents), in commit order."""
 
     def body() -> int:
-        from .config import load_settings
-
-        if snapshot is not None and all_snapshots:
-            raise ConfigError("use either --snapshot or --all-snapshots")
-        settings = load_settings(column_flags(column_stats, include_columns, exclude_columns))
-        loaded = resolve_table(metadata, catalog, table, relocate)
+        settings, loaded = settings_and_table(metadata, catalog, table, relocate, snapshot, all_snapshots,
+                                              column_stats, include_columns, exclude_columns)
         events = build_events(loaded, settings, snapshot, all_snapshots, dataset_events)
         if emit:
             click.echo(f"iceberg-lineage: sent {len(events)} event(s) to {send(events)}", err=True)
@@ -44,14 +40,7 @@ def build_events(loaded: Any, settings: Any, snapshot: int | None, all_snapshots
     from .events import dataset_event, history_events
     from .stats import table_history
 
-    md = loaded.metadata
-    if all_snapshots:
-        ids = None
-    else:
-        sid = snapshot if snapshot is not None else md.current_snapshot_id
-        if sid is not None and md.snapshot_by_id(sid) is None:
-            raise IcebergLineageError(f"no snapshot {sid}", table=loaded.display_name, file=md.metadata_location)
-        ids = [] if sid is None else [sid]
+    ids = selected_snapshot_ids(loaded, snapshot, all_snapshots)
     history = table_history(loaded, columns=settings.columns, snapshot_ids=ids)
     if not dataset_events:
         return history_events(loaded, history, settings)
