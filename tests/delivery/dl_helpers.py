@@ -4,83 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import socket
-import threading
-import time
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 from uuid import uuid4
 
 from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
-
-@dataclass(frozen=True)
-class Answer:
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
-
-
-#: (request index, body) -> how to answer
-Script = Callable[[int, bytes], Answer]
-
-
-def always_ok(_n: int, _body: bytes) -> Answer:
-    return Answer()
-
-
-class LineageServer:
-    """Records every body that reaches it (``received``) and those it answered 2xx (``accepted``)."""
-
-    def __init__(self, port: int, script: Script = always_ok) -> None:
-        self.script = script
-        self.received: list[bytes] = []
-        self.accepted: list[bytes] = []
-        self._lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                with server._lock:
-                    n = len(server.received)
-                    server.received.append(body)
-                answer = server.script(n, body)
-                time.sleep(answer.delay)
-                if 200 <= answer.status < 300:
-                    with server._lock:
-                        server.accepted.append(body)
-                try:
-                    self.send_response(answer.status)
-                    for k, v in answer.headers.items():
-                        self.send_header(k, v)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                except OSError:  # the client gave up waiting
-                    pass
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{port}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def free_port() -> int:
-    """A port nothing listens on (connection refused) until a test starts a server there."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from lineage_server import Answer, LineageServer, Script, always_ok, free_port  # noqa: F401 (re-exported)
 
 
 def http_client(url: str, *, timeout: float = 2.0, **retry: Any) -> OpenLineageClient:

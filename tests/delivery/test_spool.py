@@ -97,7 +97,7 @@ def test_threads_spooling_at_once_lose_nothing(settings):
 
 CRASHING_WRITER = """
 import os, sys
-sys.path.insert(0, sys.argv[2])
+sys.path[:0] = [sys.argv[2], os.path.dirname(sys.argv[2])]
 from dl_helpers import http_client, run_event
 from iceberg_lineage.config import Settings
 from iceberg_lineage.delivery import Delivery

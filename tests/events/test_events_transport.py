@@ -3,11 +3,10 @@ transports, the embedded JSON Lines default, and OPENLINEAGE_DISABLED."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
+from lineage_server import Answer, LineageServer
 from openlineage.client.transport.http import HttpTransport
 
 import iceberg_lineage.client as client_module
@@ -41,28 +40,12 @@ def _same_apart_from_client_facets(received: dict, sent: dict) -> None:
 
 @pytest.fixture
 def lineage_server():
-    received: list[dict] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            received.append({"path": self.path, "event": json.loads(body)})
-            self.send_response(201)
-            self.end_headers()
-
-        def log_message(self, *args) -> None:
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}", received
-    server.shutdown()
-    server.server_close()
+    with LineageServer(script=lambda _n, _body: Answer(201)) as server:
+        yield server
 
 
 def test_http_transport_delivers_what_was_sent(events, lineage_server, monkeypatch, capsys):
-    url, received = lineage_server
+    url = lineage_server.url
     monkeypatch.setenv("OPENLINEAGE_URL", url)
     client = make_client()
     assert isinstance(client.transport, HttpTransport)
@@ -71,8 +54,8 @@ def test_http_transport_delivers_what_was_sent(events, lineage_server, monkeypat
     for event in events:
         client.emit(event)
     client.close()
-    assert [r["path"] for r in received] == ["/api/v1/lineage"] * len(sent)
-    for got, expected in zip((r["event"] for r in received), sent):
+    assert [r.path for r in lineage_server.requests] == ["/api/v1/lineage"] * len(sent)
+    for got, expected in zip(lineage_server.events(), sent):
         validate_event(got)
         _same_apart_from_client_facets(got, expected)
     assert "no OpenLineage transport configured" not in capsys.readouterr().err

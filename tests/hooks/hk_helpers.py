@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import pyarrow as pa
 from openlineage.client import OpenLineageClient
 from openlineage.client.transport.file import FileConfig, FileTransport
 from openlineage.client.transport.http import HttpConfig, HttpTransport
+from lineage_server import Answer, LineageServer
 from olschema import validate_event
 
 from iceberg_lineage.runs import flush_all
@@ -22,41 +22,25 @@ def rows(*ids: int) -> pa.Table:
     return pa.table({"id": list(ids), "v": [f"v{i}" for i in ids]}, schema=SCHEMA)
 
 
-class Collector:
+class Collector(LineageServer):
     """Records every event POSTed to it, answering 200 (once ``gate`` is set, when one is given)."""
 
     def __init__(self, gate: threading.Event | None = None) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        lock = threading.Lock()
-        bodies = self.bodies
+        def script(_n: int, _body: bytes) -> Answer:
+            if gate is not None:
+                gate.wait(60)
+            return Answer()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                if gate is not None:
-                    gate.wait(60)
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                with lock:
-                    bodies.append(json.loads(body))
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+        super().__init__(script=script)
         self.client = OpenLineageClient(transport=HttpTransport(HttpConfig(url=self.url)))
+
+    @property
+    def bodies(self) -> list[dict[str, Any]]:
+        return super().events()
 
     def events(self) -> list[dict[str, Any]]:
         assert flush_all(30)
-        return list(self.bodies)
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        return self.bodies
 
 
 class FileSink:

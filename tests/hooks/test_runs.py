@@ -19,7 +19,7 @@ def lake(sql_catalog, collector):
     a.append(rows(3))
     b = sql_catalog.create_table("db.b", SCHEMA)
     collector.events()
-    collector.bodies.clear()
+    collector.clear()
     return a, b
 
 

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
+from lineage_server import Answer, LineageServer
 import sr_helpers as h
 from sr_helpers import catalog, instrumented, memory, no_install_leak  # noqa: F401 - pytest fixtures
 
@@ -21,50 +19,31 @@ from scan_reporters.reporters.rest import RestMetricsReporter
 from scan_reporters.reports import CommitReport, ScanReport, from_rest_request
 
 
-class Recorder(BaseHTTPRequestHandler):
-    """Serves ``GET /v1/config`` (for RestCatalog) and records every POST; answers with ``server.status``."""
-
-    def do_GET(self) -> None:  # noqa: N802
-        body = json.dumps({"defaults": {}, "overrides": {"prefix": "pfx"}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self) -> None:  # noqa: N802
-        length = int(self.headers["Content-Length"])
-        self.server.requests.append((self.path, dict(self.headers), json.loads(self.rfile.read(length))))  # type: ignore[attr-defined]
-        self.send_response(self.server.status)  # type: ignore[attr-defined]
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def server():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    srv.requests = []  # type: ignore[attr-defined]
-    srv.status = 204  # type: ignore[attr-defined]
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
+    """An Iceberg REST endpoint: ``GET /v1/config`` for RestCatalog, and every POST recorded; answers 204 (or
+    ``server.status``)."""
+    srv = LineageServer(get_body={"defaults": {}, "overrides": {"prefix": "pfx"}})
+    srv.status = 204
+    srv.script = lambda _n, _body: Answer(srv.status)
     yield srv
-    srv.shutdown()
-    srv.server_close()
+    srv.stop()
+
+
+def posts(server: LineageServer) -> list[tuple[str, dict, dict]]:
+    return [(r.path, r.headers, r.json()) for r in server.requests]
 
 
 def test_rest_reporter_posts_report_metrics_requests(instrumented, memory, server):
-    url = f"http://127.0.0.1:{server.server_port}"
+    url = server.url
     rest = RestMetricsReporter()
     rest.initialize(reporter_options({"metrics-reporter.rest.url": url, "metrics-reporter.rest.token": "s3cr3t"}, "rest"))
     scan_reporters.instrument(instrumented, CompositeMetricsReporter([rest, memory]))
     table = h.simple_table(instrumented, "db.rest", batches=1)
     table.scan(row_filter="id > 3").to_arrow()
     rest.flush()
-    assert [path for path, _, _ in server.requests] == ["/v1/namespaces/db/tables/rest/metrics"] * 2
-    (_, headers, commit_body), (_, _, scan_body) = server.requests
+    assert [path for path, _, _ in posts(server)] == ["/v1/namespaces/db/tables/rest/metrics"] * 2
+    (_, headers, commit_body), (_, _, scan_body) = posts(server)
     assert headers["Content-Type"] == "application/json" and headers["Authorization"] == "Bearer s3cr3t"
     assert commit_body["report-type"] == "commit-report" and scan_body["report-type"] == "scan-report"
     assert from_rest_request(commit_body) == memory.commit_reports[0]
@@ -73,7 +52,7 @@ def test_rest_reporter_posts_report_metrics_requests(instrumented, memory, serve
 
 def test_rest_reporter_logs_a_failing_server_and_never_raises(server, caplog):
     server.status = 500
-    rest = RestMetricsReporter(url=f"http://127.0.0.1:{server.server_port}/", prefix="warehouse")
+    rest = RestMetricsReporter(url=f"{server.url}/", prefix="warehouse")
     report = CommitReport.from_json({"table-name": "c.ns.tbl", "snapshot-id": 1, "sequence-number": 1, "operation": "append", "metrics": {}})
     with caplog.at_level(logging.ERROR, logger="scan_reporters"):
         rest.report(report)
@@ -82,7 +61,7 @@ def test_rest_reporter_logs_a_failing_server_and_never_raises(server, caplog):
         unreachable.report(report)
         unreachable.close()
     # not bound to a catalog: every part but the last is taken as the namespace
-    assert server.requests[0][0] == "/v1/warehouse/namespaces/c%1Fns/tables/tbl/metrics"
+    assert posts(server)[0][0] == "/v1/warehouse/namespaces/c%1Fns/tables/tbl/metrics"
     assert "HTTP 500" in caplog.text and "Failed to send metrics report" in caplog.text
     rest.close()
 
@@ -90,7 +69,7 @@ def test_rest_reporter_logs_a_failing_server_and_never_raises(server, caplog):
 def test_rest_reporter_reuses_a_rest_catalogs_uri_prefix_and_session(server):
     from pyiceberg.catalog.rest import RestCatalog
 
-    catalog = RestCatalog("r", uri=f"http://127.0.0.1:{server.server_port}", token="cat-token")
+    catalog = RestCatalog("r", uri=server.url, token="cat-token")
     rest = RestMetricsReporter()
     rest.bind_catalog(catalog)
     rest.report(ScanReport.from_json({
@@ -98,7 +77,7 @@ def test_rest_reporter_reuses_a_rest_catalogs_uri_prefix_and_session(server):
         "projected-field-ids": [], "projected-field-names": [], "metrics": {},
     }))
     rest.close()
-    ((path, headers, body),) = server.requests
+    ((path, headers, body),) = posts(server)
     assert path == "/v1/pfx/namespaces/a%1Fb/tables/tbl/metrics"
     assert headers["Authorization"] == "Bearer cat-token"
     assert body["report-type"] == "scan-report"

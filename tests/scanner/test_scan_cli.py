@@ -6,46 +6,29 @@ import os
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from lineage_server import LineageServer
 from olschema import validate_event
 
 from iceberg_lineage.state import acquire_lock
 from scan_helpers import SCAN_CLI, catalog_env, cli, lifecycle, snapshot_ids, write_table
 
 
-class LineageServer:
+class Receiver(LineageServer):
     """OpenLineage HTTP endpoint on 127.0.0.1 that keeps every event it receives."""
 
-    def __init__(self) -> None:
-        events = self.events = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                events.append(json.loads(body))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
     def take(self) -> list[dict]:
-        out, self.events[:] = list(self.events), []
+        out = self.events()
+        self.clear()
         return out
 
 
 @pytest.fixture
 def lineage_server():
-    server = LineageServer()
-    yield server
-    server.server.shutdown()
+    with Receiver() as server:
+        yield server
 
 
 def summary_of(result: subprocess.CompletedProcess) -> dict:
