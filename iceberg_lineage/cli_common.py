@@ -21,8 +21,10 @@ def fail(exc: BaseException, debug: bool, code: int = EXIT_TABLE_FAILED) -> None
         import traceback
 
         traceback.print_exception(exc)
+    from .redact import scrub
+
     message = exc.one_line() if isinstance(exc, IcebergLineageError) else f"{type(exc).__name__}: {exc}"
-    click.echo(f"iceberg-lineage: error: {message}", err=True)
+    click.echo(f"iceberg-lineage: error: {scrub(message)}", err=True)
     sys.exit(code)
 
 

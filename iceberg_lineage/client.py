@@ -16,21 +16,23 @@ from openlineage.client import OpenLineageClient
 from openlineage.client.transport.file import FileConfig, FileTransport
 from openlineage.client.transport.noop import NoopConfig, NoopTransport
 
-from .naming import strip_credentials
+from .redact import protect, strip_userinfo
 
 DEFAULT_EVENTS_PATH = Path(".iceberg-lineage") / "events.jsonl"
 
 _announced = False
 
 
-def openlineage_configured() -> bool:
-    """Whether openlineage-python's own discovery finds a transport (config file, env vars or ``OPENLINEAGE_URL``)."""
-    if os.environ.get("OPENLINEAGE_URL"):
-        return True
+def _discovered_transport() -> dict:
+    """The transport settings openlineage-python's own discovery finds (config file or ``OPENLINEAGE__*``)."""
     # A placeholder transport keeps the probe from creating (and warning about) a console transport.
     probe = OpenLineageClient(transport=NoopTransport(NoopConfig()))
-    transport = probe.config.transport or {}
-    return bool(transport.get("type"))
+    return dict(probe.config.transport or {})
+
+
+def openlineage_configured() -> bool:
+    """Whether openlineage-python's own discovery finds a transport (config file, env vars or ``OPENLINEAGE_URL``)."""
+    return bool(os.environ.get("OPENLINEAGE_URL")) or bool(_discovered_transport().get("type"))
 
 
 def disabled() -> bool:
@@ -42,6 +44,9 @@ def make_client(*, default_path: Path | str | None = None, stderr: IO[str] | Non
     (``./.iceberg-lineage/events.jsonl``). ``OPENLINEAGE_DISABLED=true`` gives a client that sends nothing."""
     global _announced
     if disabled() or openlineage_configured():
+        # openlineage-python logs the transport's URL and headers when it builds it: register their secrets first
+        protect({**_discovered_transport(), "url": os.environ.get("OPENLINEAGE_URL", ""),
+                 "api_key": os.environ.get("OPENLINEAGE_API_KEY", "")})
         return OpenLineageClient()
     path = Path(default_path or DEFAULT_EVENTS_PATH)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -63,4 +68,4 @@ def describe_transport(client: OpenLineageClient) -> str:
     if isinstance(transport, NoopTransport):
         return "nowhere (OPENLINEAGE_DISABLED)"
     url = getattr(getattr(transport, "config", None), "url", None)
-    return f"{transport.kind} {strip_credentials(str(url))}" if url else str(transport.kind)
+    return f"{transport.kind} {strip_userinfo(str(url))}" if url else str(transport.kind)

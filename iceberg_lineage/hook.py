@@ -385,6 +385,9 @@ def observe(catalog: Catalog, client: Any = None, job_name: str | None = None) -
     from scan_reporters.instrument import instrument
     from scan_reporters.reporters.base import METRICS_REPORTER_IMPL, CompositeMetricsReporter, load_reporters
 
+    from .redact import protect
+
+    protect(catalog.properties)  # its secrets never reach our logs
     configured = load_reporters(catalog.properties).reporters if catalog.properties.get(METRICS_REPORTER_IMPL) else ()
     others = [r for r in configured if not isinstance(r, OpenLineageMetricsReporter)]
     reporter = OpenLineageMetricsReporter(client=client, job_name=job_name)

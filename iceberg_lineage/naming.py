@@ -28,21 +28,19 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 from typing import Mapping, NamedTuple
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import urlsplit
 
 from openlineage.client.naming.dataset import AWSGlue, Hive
 
 from .config import Settings
+from .redact import strip_userinfo
 from .source import LoadedTable
 
 #: Property names that may hold secrets; they are never copied into events.
-SECRET_NAME = re.compile(r"secret|token|password|passwd|key|credential|auth|signature|cookie|session", re.I)
 
 _OBJECT_STORES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gs", "gcs": "gs", "oss": "oss", "cos": "cos"}
 _AZURE = {"abfs": "abfss", "abfss": "abfss", "wasb": "wasbs", "wasbs": "wasbs"}
-_AUTHORITY = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?:(?P<userinfo>[^/?#@]*)@)?(?P<rest>.*)$", re.S)
 
 
 class Identifier(NamedTuple):
@@ -59,34 +57,13 @@ class DatasetIdentity(NamedTuple):
     symlinks: tuple[Identifier, ...]
 
 
-def strip_credentials(uri: str) -> str:
-    """``scheme://user:pass@host/x?password=y`` -> ``scheme://host/x``: userinfo and secret-named query
-    parameters are removed (an Azure ``container@account`` is not a credential and stays); the rest of the text
-    is kept as it is, so ``sqlite:////abs/path`` survives."""
-    match = _AUTHORITY.match(uri)
-    if match is None:
-        return uri
-    scheme, userinfo, rest = match.group("scheme"), match.group("userinfo"), match.group("rest")
-    if userinfo and scheme.lower() in _AZURE and ":" not in userinfo:
-        rest = f"{userinfo}@{rest}"
-    head, sep, query = rest.partition("?")
-    if sep:
-        query, hash_, fragment = query.partition("#")
-        pairs = parse_qsl(query, keep_blank_values=True)
-        kept = [(k, v) for k, v in pairs if not SECRET_NAME.search(k)]
-        if len(kept) != len(pairs):
-            query = urlencode(kept)
-        rest = head + ("?" + query if query else "") + hash_ + fragment
-    return f"{scheme}://{rest}"
-
-
 def location_identity(location: str) -> tuple[str, str]:
     """Namespace and name of a physical location, as OpenLineage's Java ``FilesystemDatasetUtils.fromLocation``.
 
     Object stores: ``scheme://bucket`` and the key without leading or trailing ``/``; local files: ``file`` and
     the absolute path; any other scheme (HDFS...): ``scheme://authority`` and the path with its leading ``/``.
     """
-    loc = strip_credentials(location.strip())
+    loc = strip_userinfo(location.strip())
     if "://" not in loc:
         path = loc[len("file:") :] if loc.startswith("file:") else loc
         return "file", _clean_path(path)
@@ -148,7 +125,7 @@ def catalog_identifier(table: LoadedTable, env: Mapping[str, str] | None = None)
         glue = AWSGlue(region, account, ".".join(namespace), name)
         return Identifier(glue.get_namespace(), glue.get_name())
     if kind == "hive":
-        metastore = urlsplit(strip_credentials((props.get("uri") or "").split(",")[0].strip()))
+        metastore = urlsplit(strip_userinfo((props.get("uri") or "").split(",")[0].strip()))
         if not metastore.hostname or not namespace:
             return None
         hive = Hive(metastore.hostname, str(metastore.port or 9083), ".".join(namespace), name)
@@ -158,7 +135,7 @@ def catalog_identifier(table: LoadedTable, env: Mapping[str, str] | None = None)
         return Identifier(_warehouse_location(warehouse), dotted) if warehouse else None
     uri = props.get("uri")
     if uri:
-        return Identifier(strip_credentials(uri).rstrip("/"), dotted)
+        return Identifier(strip_userinfo(uri).rstrip("/"), dotted)
     warehouse = props.get("warehouse")
     return Identifier(_warehouse_location(warehouse), dotted) if warehouse else None
 

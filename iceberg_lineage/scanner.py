@@ -57,12 +57,24 @@ class CatalogSpec:
             if catalog is None:
                 from pyiceberg.catalog import load_catalog
 
+                from .redact import protect
+
+                protect(dict(self.properties))  # before PyIceberg (or our errors) can show any of them
                 try:
-                    catalog = load_catalog(self.name, **dict(self.properties))
+                    catalog = load_catalog(self.name, **_coerced(self.properties))
                 except Exception as exc:  # noqa: BLE001 - any misconfiguration is a catalog error
                     raise CatalogError(f"cannot load catalog {self.name!r}: {one_line(exc)}") from None
                 _catalogs[self] = catalog
             return catalog
+
+
+def _coerced(properties: Any) -> dict[str, Any]:
+    """Catalog properties as ``load_catalog`` needs them. PyIceberg's configuration turns every value into a
+    string, and botocore then fails on ``glue.max-retries`` (a TypeError): give it back its integer."""
+    props: dict[str, Any] = dict(properties)
+    if "glue.max-retries" in props:
+        props["glue.max-retries"] = int(props["glue.max-retries"])
+    return props
 
 
 _catalogs: dict[CatalogSpec, Any] = {}
@@ -232,6 +244,11 @@ class TableFailure:
     reason: str
     file: str | None = None
     kind: str = "error"
+
+    def __post_init__(self) -> None:
+        from .redact import scrub
+
+        object.__setattr__(self, "reason", scrub(self.reason))  # reasons quote URIs, which may hold credentials
 
     def one_line(self) -> str:
         where = f" (file {self.file})" if self.file else ""

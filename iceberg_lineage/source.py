@@ -3,6 +3,7 @@ directory, or a catalog name and identifier) into raw table metadata plus a File
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import posixpath
@@ -15,6 +16,8 @@ from .metadata import TableMetadata, parse_metadata
 
 #: Largest metadata.json we accept; anything bigger is hostile or broken, not a table.
 MAX_METADATA_BYTES = 256 * 1024 * 1024
+#: Largest manifest or manifest list fetched from an object store.
+MAX_REMOTE_FILE_BYTES = 2 * 1024 * 1024 * 1024
 
 _VERSION_RE = re.compile(r"^(?:v(\d+)|(\d+)-[^/]*)\.(?:gz\.)?metadata\.json(?:\.gz)?$")
 
@@ -45,7 +48,14 @@ class RelocatingIO:
         return path
 
     def open(self, path: str) -> IO[bytes]:
-        return self._io.new_input(self.resolve(path)).open()
+        """A readable stream. Remote files are fetched whole, in 1 MiB reads: the Avro reader's first 4-byte read
+        would otherwise be a tiny ranged GET, and the AWS SDK cannot retry a throttled one (``503 SlowDown``)."""
+        resolved = self.resolve(path)
+        stream = self._io.new_input(resolved).open()
+        if _local_path(resolved) is not None:
+            return stream
+        with stream:
+            return io.BytesIO(_read_bounded(stream, MAX_REMOTE_FILE_BYTES))
 
     def read(self, path: str, limit: int | None = None) -> bytes:
         with self.open(path) as stream:
@@ -286,7 +296,11 @@ def load_from_catalog(
     try:
         if isinstance(catalog_name, str):
             from pyiceberg.catalog import load_catalog
+            from pyiceberg.utils.config import Config
 
+            from .redact import protect
+
+            protect(Config().get_catalog_config(catalog_name) or {})  # before PyIceberg logs anything of it
             catalog = load_catalog(catalog_name)
         else:
             catalog = catalog_name

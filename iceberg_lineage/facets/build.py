@@ -30,7 +30,8 @@ from openlineage.client.facet_v2 import (
 
 from .. import __version__
 from ..metadata import Field, Schema
-from ..naming import SECRET_NAME, Identifier, strip_credentials
+from ..naming import Identifier
+from ..redact import safe_properties, strip_userinfo
 from ..source import LoadedTable
 from ..stats.model import ColumnStats, SnapshotStats, bound_to_json
 from .iceberg import CommitMetrics, IcebergCommitReportOutputDatasetFacet, IcebergScanReportInputDatasetFacet, ScanMetrics
@@ -156,17 +157,13 @@ def catalog_facet(table: LoadedTable) -> catalog_dataset.CatalogDatasetFacet:
     props = table.catalog_properties
     uri = props.get("uri")
     warehouse = props.get("warehouse")
-    safe = {
-        k: strip_credentials(str(v))
-        for k, v in sorted(props.items())
-        if k not in ("uri", "warehouse") and not SECRET_NAME.search(k)
-    }
+    safe = {k: v for k, v in sorted(safe_properties(props).items()) if k not in ("uri", "warehouse")}
     return catalog_dataset.CatalogDatasetFacet(
         framework="iceberg",
         type=table.catalog_type or "static",
         name=table.catalog_name or STATIC_CATALOG_NAME,
-        metadataUri=strip_credentials(uri) if uri else table.metadata.metadata_location,
-        warehouseUri=strip_credentials(warehouse) if warehouse else None,
+        metadataUri=strip_userinfo(uri) if uri else table.metadata.metadata_location,
+        warehouseUri=strip_userinfo(warehouse) if warehouse else None,
         source=SOURCE,
         catalogProperties=safe,
         **_P,
