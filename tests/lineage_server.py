@@ -55,6 +55,8 @@ class LineageServer:
         self.requests: list[Request] = []
         self.accepted: list[bytes] = []
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._busy = 0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -63,16 +65,23 @@ class LineageServer:
                 self._answer(Answer(200, {"Content-Type": "application/json"}, body=body))
 
             def do_POST(self) -> None:  # noqa: N802
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                with server._lock:
-                    n = len(server.requests)
-                    server.requests.append(Request("POST", self.path, dict(self.headers), body))
-                answer = server.script(n, body)
-                time.sleep(answer.delay)
-                if 200 <= answer.status < 300:
+                with server._idle:
+                    server._busy += 1
+                try:
+                    body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                     with server._lock:
-                        server.accepted.append(body)
-                self._answer(answer)
+                        n = len(server.requests)
+                        server.requests.append(Request("POST", self.path, dict(self.headers), body))
+                    answer = server.script(n, body)
+                    time.sleep(answer.delay)
+                    if 200 <= answer.status < 300:
+                        with server._lock:
+                            server.accepted.append(body)
+                    self._answer(answer)
+                finally:
+                    with server._idle:
+                        server._busy -= 1
+                        server._idle.notify_all()
 
             def _answer(self, answer: Answer) -> None:
                 try:
@@ -101,6 +110,15 @@ class LineageServer:
     def events(self) -> list[dict[str, Any]]:
         """The bodies received, parsed."""
         return [r.json() for r in self.requests]
+
+    def accepted_events(self) -> list[dict[str, Any]]:
+        """The bodies answered 2xx, parsed."""
+        return [json.loads(b) for b in self.accepted]
+
+    def wait_idle(self, timeout: float = 30) -> bool:
+        """Wait until no request is being handled (one a killed client sent is still counted once it lands)."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._busy == 0, timeout)
 
     def clear(self) -> None:
         """Forget what was received so far."""

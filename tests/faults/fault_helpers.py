@@ -8,10 +8,11 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from lineage_server import Answer, LineageServer
 from pathlib import Path
 from typing import Any
 
@@ -130,54 +131,10 @@ def small_rows(start: int, n: int = 3) -> pa.Table:
                      "name": pa.array([f"row {i}" for i in range(start, start + n)], pa.string())})
 
 
-class LineageServer:
-    """An OpenLineage endpoint that fails the requests ``fails(n)`` picks (n counts from 1), answering 500, and
-    records every event it accepted; ``delay_s`` slows each answer (a scan then lasts long enough to be killed)."""
-
-    def __init__(self, fails: Callable[[int], bool] = lambda n: False, delay_s: float = 0.0) -> None:
-        self.accepted: list[dict[str, Any]] = []
-        self.requests = 0
-        self._busy = 0
-        self._idle = threading.Condition()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                with server._idle:
-                    server._busy += 1
-                try:
-                    body = self.rfile.read(int(self.headers["Content-Length"]))
-                    if delay_s:
-                        time.sleep(delay_s)
-                    with server._idle:
-                        server.requests += 1
-                        failing = fails(server.requests)
-                        if not failing:
-                            server.accepted.append(json.loads(body))
-                    self.send_response(500 if failing else 200)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                finally:
-                    with server._idle:
-                        server._busy -= 1
-                        server._idle.notify_all()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
-
-    def wait_idle(self, timeout: float = 30) -> bool:
-        """Wait until no request is being handled (one a killed client sent is still counted once it lands)."""
-        with self._idle:
-            return self._idle.wait_for(lambda: self._busy == 0, timeout)
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+def failing_server(fails: Callable[[int], bool] = lambda n: False, delay_s: float = 0.0) -> LineageServer:
+    """An OpenLineage endpoint that fails the requests ``fails(n)`` picks (n counts from 1), answering 500;
+    ``delay_s`` slows each answer (a scan then lasts long enough to be killed)."""
+    return LineageServer(script=lambda n, _body: Answer(500 if fails(n + 1) else 200, delay=delay_s))
 
 
 def snapshot_of(event: dict[str, Any]) -> int | None:

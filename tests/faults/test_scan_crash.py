@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from fault_helpers import (
     SCAN_CLI,
-    LineageServer,
+    failing_server,
     configure_catalogs,
     scan_cli,
     snapshot_of,
@@ -28,7 +28,7 @@ def test_killed_scan_loses_nothing_and_repeats_only_run_ids(sql_catalog, tmp_pat
     tables = write_tables(sql_catalog, TABLES, COMMITS)
     snapshots = {s.snapshot_id for t in tables for s in t.refresh().snapshots()}
     assert len(snapshots) == TABLES * COMMITS
-    server = LineageServer(delay_s=0.02)
+    server = failing_server(delay_s=0.02)
     state_path = tmp_path / "state" / "state.db"
     env = {**configure_catalogs(tmp_path / "home", {"test": {"type": "sql", **sql_catalog.properties}}),
            "OPENLINEAGE_URL": server.url}
@@ -53,7 +53,7 @@ def test_killed_scan_loses_nothing_and_repeats_only_run_ids(sql_catalog, tmp_pat
     finally:
         server.stop()
     run_ids: dict[int, set[str]] = defaultdict(set)
-    for event in server.accepted:
+    for event in server.accepted_events():
         run_ids[snapshot_of(event)].add(event["run"]["runId"])
     assert set(run_ids) == snapshots
     assert {len(ids) for ids in run_ids.values()} == {1}

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 # The lineage server and table writers live with the fault tests; the benchmark imports this module directly.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "faults"))
+sys.path[:0] = [str(Path(__file__).resolve().parent.parent / "faults"), str(Path(__file__).resolve().parent.parent)]
 
 from fault_helpers import (
-    LineageServer,
+    failing_server,
     every_tenth_fails,
     small_rows,
     snapshot_of,
@@ -79,7 +79,7 @@ def hook_load(root: Path, threads: int, commits: int) -> LoadResult:
     from iceberg_lineage.hook import RUN_ID_PROPERTY, observe
 
     runs.shutdown()
-    server = LineageServer(every_tenth_fails)
+    server = failing_server(every_tenth_fails)
     client = _client(server.url)
     started = time.monotonic()
     try:
@@ -101,10 +101,10 @@ def hook_load(root: Path, threads: int, commits: int) -> LoadResult:
     finally:
         server.stop()
     tags = {s.snapshot_id: s.summary[RUN_ID_PROPERTY] for t in tables for s in t.refresh().snapshots()}
-    delivered = {snapshot_of(e): e["run"]["runId"] for e in server.accepted if snapshot_of(e) in tags}
+    delivered = {snapshot_of(e): e["run"]["runId"] for e in server.accepted_events() if snapshot_of(e) in tags}
     return LoadResult(
         snapshots=len(tags), delivered=len(delivered), events_accepted=len(server.accepted),
-        requests=server.requests, failed_requests=server.requests - len(server.accepted), replayed=replayed,
+        requests=len(server.requests), failed_requests=len(server.requests) - len(server.accepted), replayed=replayed,
         seconds=round(elapsed, 1), peak_rss_mb=round(peak_rss_mb(), 1),
         wrong_run_ids=sum(1 for sid, run_id in delivered.items() if tags[sid] != run_id),
     )
@@ -121,7 +121,7 @@ def scan_load(root: Path, tables: int, workers: int = 4) -> LoadResult:
     write_tables(catalog, tables, 1)
     spec = CatalogSpec.of(catalog.name, {"type": "sql", **catalog.properties})
     settings = Settings(spool_path=str(root / "spool"), state_path=str(root / "state.db"))
-    server = LineageServer(every_tenth_fails)
+    server = failing_server(every_tenth_fails)
     client = _client(server.url)
     delivery = Delivery(client, settings)
     started = time.monotonic()
@@ -136,10 +136,10 @@ def scan_load(root: Path, tables: int, workers: int = 4) -> LoadResult:
         server.stop()
     assert first.failed == 0, first.failures
     snapshots = {s.snapshot_id for t in catalog.list_tables("db") for s in catalog.load_table(t).snapshots()}
-    delivered = {snapshot_of(e) for e in server.accepted} & snapshots
+    delivered = {snapshot_of(e) for e in server.accepted_events()} & snapshots
     return LoadResult(
         snapshots=len(snapshots), delivered=len(delivered), events_accepted=len(server.accepted),
-        requests=server.requests, failed_requests=server.requests - len(server.accepted), replayed=replayed,
+        requests=len(server.requests), failed_requests=len(server.requests) - len(server.accepted), replayed=replayed,
         seconds=round(elapsed, 1), peak_rss_mb=round(peak_rss_mb(), 1),
         second_scan_emitted=second.snapshots_emitted,
     )
