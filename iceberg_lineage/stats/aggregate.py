@@ -72,7 +72,10 @@ class Partial:
 
     # -- reduce ---------------------------------------------------------------------------------------------------
     def merge(self, other: "Partial") -> "Partial":
-        """Fold ``other`` into self (self is a fresh accumulator owned by the caller)."""
+        """Fold the live-file statistics of ``other`` into self (a fresh accumulator owned by the caller).
+
+        What a manifest records about changes (``added``, ``removed``) and its live paths stay with the manifest:
+        a snapshot reads them from its own manifests, so merged partials never grow with history."""
         for name in (
             "data_files", "records", "data_bytes", "pos_files", "pos_rows", "pos_bytes", "eq_files", "eq_rows",
             "eq_bytes", "dv_files", "dv_rows", "dv_bytes", "small_files", "entries",
@@ -93,17 +96,12 @@ class Partial:
                 self.columns[fid] = list(col)
             else:
                 _merge_column(mine, col)
-        for target, source in ((self.added, other.added), (self.removed, other.removed)):
-            for sid, change in source.items():
-                mine = target.get(sid)
-                target[sid] = list(change) if mine is None else [a + b for a, b in zip(mine, change)]
         for path, rows in other.dv_refs.items():
             self.dv_refs[path] = self.dv_refs.get(path, 0) + rows
-        if other.live_path_hashes is not None:
-            if self.live_path_hashes is None:
-                self.live_path_hashes = set()
-            self.live_path_hashes |= other.live_path_hashes
         return self
+
+    def copy(self) -> "Partial":
+        return Partial().merge(self)
 
 
 def _merge_column(mine: list, col: list) -> None:
@@ -115,8 +113,9 @@ def _merge_column(mine: list, col: list) -> None:
         mine[HI] = col[HI]
 
 
-def merge_all(partials: Iterable[Partial]) -> Partial:
-    out = Partial()
+def merge_all(partials: Iterable[Partial], base: Partial | None = None) -> Partial:
+    """A fresh partial: ``base`` (copied, untouched) plus ``partials``."""
+    out = base.copy() if base is not None else Partial()
     for p in partials:
         out.merge(p)
     return out

@@ -51,8 +51,12 @@ def table_info(table: LoadedTable) -> TableInfo:
 class ManifestCache:
     """Partials and manifest lists by path. Manifests never change, so a path is read at most once per cache."""
 
+    #: Merged partials kept for children to build on (commit order puts a parent just before its children).
+    REDUCTIONS_KEPT = 16
+
     def __init__(self) -> None:
         self._partials: dict[tuple, Partial] = {}
+        self._reductions: dict[tuple, tuple[frozenset[str], Partial]] = {}
         self._lists: dict[str, list[ManifestFile]] = {}
         self._lock = threading.Lock()
         self.manifest_reads = 0
@@ -70,6 +74,22 @@ class ManifestCache:
             if snapshot.manifest_list:
                 self.manifest_list_reads += 1
         return rows
+
+    def reduce(self, snapshot: Snapshot, paths: list[str], parts: Mapping[str, Partial], ctx: PartialContext) -> Partial:
+        """The merged partial of a snapshot's manifests, built on its parent's when the child only adds manifests
+        (fast appends): history then costs the new manifests per snapshot, not all of them."""
+        current = frozenset(paths)
+        with self._lock:
+            parent = self._reductions.get((snapshot.parent_id, ctx.key)) if snapshot.parent_id is not None else None
+        if parent is not None and parent[0] <= current:
+            merged = merge_all((parts[p] for p in current - parent[0]), base=parent[1])
+        else:
+            merged = merge_all(parts[p] for p in current)
+        with self._lock:
+            self._reductions[(snapshot.snapshot_id, ctx.key)] = (current, merged)
+            while len(self._reductions) > self.REDUCTIONS_KEPT:
+                self._reductions.pop(next(iter(self._reductions)))
+        return merged
 
     def get(self, manifest: ManifestFile, ctx: PartialContext) -> Partial | None:
         with self._lock:
@@ -225,7 +245,25 @@ def _from_manifest_list(fig: _Figures, manifests: list[ManifestFile], snapshot_i
         fig.offer("live_records", fig.values.get("records"), fig.sources.get("records", "manifest_list"))
 
 
-def _from_entries(fig: _Figures, p: Partial, snapshot_id: int) -> None:
+def _changes(parts: Iterable[Partial], snapshot_id: int) -> tuple[list[int], list[int]]:
+    """What this snapshot added and removed, from the entries its manifests record against its id."""
+    added, removed = [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]
+    for p in parts:
+        for total, change in ((added, p.added.get(snapshot_id)), (removed, p.removed.get(snapshot_id))):
+            if change:
+                for i, v in enumerate(change):
+                    total[i] += v
+    return added, removed
+
+
+def _dvs_on_live_files(parts: list[Partial], dv_refs: Mapping[str, int]) -> bool:
+    """Whether every DV's referenced data file is live in one of the snapshot's manifests (v3 tables only)."""
+    if any(p.live_path_hashes is None for p in parts):
+        return False
+    return all(any(path_hash(ref) in p.live_path_hashes for p in parts) for ref in dv_refs)
+
+
+def _from_entries(fig: _Figures, p: Partial, parts: list[Partial], snapshot_id: int) -> None:
     e = "entries"
     fig.offer("data_files", p.data_files, e)
     fig.offer("records", p.records, e)
@@ -240,8 +278,7 @@ def _from_entries(fig: _Figures, p: Partial, snapshot_id: int) -> None:
     delete_bytes = p.pos_bytes + p.eq_bytes + p.dv_bytes
     fig.offer("delete_files_size_bytes", delete_bytes, e)
     fig.offer("total_files_size_bytes", p.data_bytes + delete_bytes, e)
-    added = p.added.get(snapshot_id, [0, 0, 0, 0, 0])
-    removed = p.removed.get(snapshot_id, [0, 0, 0, 0, 0])
+    added, removed = _changes(parts, snapshot_id)
     fig.offer("added_data_files", added[C_DATA_FILES], e)
     fig.offer("removed_data_files", removed[C_DATA_FILES], e)
     fig.offer("added_delete_files", added[C_DELETE_FILES], e)
@@ -254,9 +291,7 @@ def _from_entries(fig: _Figures, p: Partial, snapshot_id: int) -> None:
         records = fig.values.get("records")
         if p.dv_files == 0:
             fig.offer("live_records", records, fig.sources.get("records", e))
-        elif p.live_path_hashes is not None and records is not None and all(
-            path_hash(ref) in p.live_path_hashes for ref in p.dv_refs
-        ) and sum(p.dv_refs.values()) == p.dv_rows:
+        elif records is not None and sum(p.dv_refs.values()) == p.dv_rows and _dvs_on_live_files(parts, p.dv_refs):
             # every delete is a DV on a live data file: the deleted rows are exactly its cardinality
             fig.offer("live_records", records - p.dv_rows, e)
 
@@ -344,8 +379,8 @@ def _snapshot_stats(
             reached = "manifest_list"
             if depth == "entries":
                 parts = _partials(table.io, manifests, ctx, cache, executor)
-                partial = merge_all(parts[m.manifest_path] for m in manifests)
-                _from_entries(fig, partial, snapshot.snapshot_id)
+                partial = cache.reduce(snapshot, [m.manifest_path for m in manifests], parts, ctx)
+                _from_entries(fig, partial, list(parts.values()), snapshot.snapshot_id)
                 reached = "entries"
         except ManifestError as exc:
             if not _is_missing(exc) or snapshot.snapshot_id == md.current_snapshot_id:
