@@ -22,11 +22,19 @@ class IcebergLineageError(Exception):
         where = ", ".join(parts)
         return f"{where}: {self.reason}" if where else self.reason
 
+    def __reduce__(self):
+        # keep table and file when an error crosses a process boundary (worker pools, Dask)
+        return (_rebuild, (type(self), self.reason, self.table, self.file))
+
     def with_table(self, table: str) -> "IcebergLineageError":
         """Return the same error naming ``table``; used where the table name is only known further up."""
         if self.table:
             return self
         return type(self)(self.reason, table=table, file=self.file)
+
+
+def _rebuild(cls: type, reason: str, table: str | None, file: str | None) -> IcebergLineageError:
+    return cls(reason, table=table, file=file)
 
 
 class MetadataError(IcebergLineageError):

@@ -7,6 +7,7 @@ at a time. Inherited values (snapshot id, sequence numbers) are filled from the 
 """
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -210,8 +211,48 @@ def read_manifest_list(io: Any, path: str) -> list[ManifestFile]:
     return out
 
 
-def iter_manifest_entries(io: Any, manifest: ManifestFile) -> Iterator[dict]:
-    """Stream the entries of one manifest as dicts with canonical field names.
+def _block_range(stream: Any, byte_range: tuple[int, int], path: str) -> Any:
+    """A stream of the header plus the blocks that start inside ``byte_range`` (a seekable stream).
+
+    Avro blocks end with the file's 16-byte sync marker, so block starts are found by searching for it, as
+    Hadoop splits Avro files: several workers can then decode one large manifest, each its own blocks, each
+    reading only its own bytes.
+    """
+    try:
+        fastavro.reader(stream)
+        header_end = stream.tell()
+        stream.seek(header_end - 16)
+        sync = stream.read(16)
+        stream.seek(0)
+        header = stream.read(header_end)
+    except Exception as exc:  # noqa: BLE001
+        raise ManifestError(f"not a readable Avro file ({type(exc).__name__}: {exc})", file=path) from None
+
+    def block_start(offset: int) -> int:
+        if offset <= header_end:
+            return header_end
+        stream.seek(offset - 16)
+        position, tail = offset - 16, b""
+        while True:
+            chunk = stream.read(1 << 20)
+            if not chunk:
+                return position + len(tail)  # end of file
+            window = tail + chunk
+            found = window.find(sync)
+            if found >= 0:
+                return position + found + 16
+            position += len(window) - 15
+            tail = window[-15:]
+
+    lo, hi = byte_range
+    start, end = block_start(lo), block_start(hi)
+    stream.seek(start)
+    return io.BytesIO(header + stream.read(max(0, end - start)))
+
+
+def iter_manifest_entries(io_: Any, manifest: ManifestFile, byte_range: tuple[int, int] | None = None) -> Iterator[dict]:
+    """Stream the entries of one manifest (or of its blocks starting in ``byte_range``) as dicts with canonical
+    field names.
 
     A null ``snapshot_id`` is inherited from the manifest list, as the spec says (sequence numbers are left as
     written: statistics do not use them). ``data_file`` keeps fastavro's decoding: maps are lists of
@@ -222,12 +263,14 @@ def iter_manifest_entries(io: Any, manifest: ManifestFile) -> Iterator[dict]:
     """
     path = manifest.manifest_path
     try:
-        stream = io.open(path)
+        stream = io_.open(path)
     except FileNotFoundError:
         raise ManifestError("manifest not found", file=path) from None
     except OSError as exc:
         raise ManifestError(f"cannot read manifest: {exc}", file=path) from None
     with stream:
+        if byte_range is not None:
+            stream = _block_range(stream, byte_range, path)
         reader = _open_avro(stream, path)
         schema = reader.writer_schema
         entry_renames = _field_renames(schema, _ENTRY_IDS)

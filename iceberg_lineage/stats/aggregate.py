@@ -8,9 +8,9 @@ from __future__ import annotations
 import functools
 import hashlib
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping
+from typing import Iterable, Iterator
 
-from ..bounds import BoundDecodeError, Decoder, sort_key, valid_lengths
+from ..bounds import BoundDecodeError, Decoder, decoder_for, sort_key, valid_lengths
 from ..errors import ManifestError
 from ..manifests import ADDED, DATA, DELETED, EQUALITY_DELETES, EXISTING, POSITION_DELETES
 
@@ -23,22 +23,29 @@ C_DATA_FILES, C_RECORDS, C_DATA_BYTES, C_DELETE_FILES, C_DELETE_BYTES = range(5)
 
 @dataclass(frozen=True)
 class PartialContext:
-    """What a partial depends on besides the manifest bytes; part of the cache key.
+    """What a partial depends on besides the manifest bytes; the cache key, and plain data so it pickles to
+    worker processes.
 
-    ``decoders`` maps tracked field ids to a bound decoder, or to ``None`` to keep counts only.
+    ``bound_types`` maps tracked field ids to the Iceberg type their bounds are decoded with, or to ``None`` to
+    keep counts only.
     """
 
-    decoders: Mapping[int, Decoder | None]
+    bound_types: tuple[tuple[int, str | None], ...]
     small_file_threshold: int
     collect_paths: bool = False
 
-    @functools.cached_property
+    @property
     def key(self) -> tuple:
-        return (
-            tuple(sorted((k, v is not None) for k, v in self.decoders.items())),
-            self.small_file_threshold,
-            self.collect_paths,
-        )
+        return (self.bound_types, self.small_file_threshold, self.collect_paths)
+
+    def decoders(self) -> dict[int, Decoder | None]:
+        """Tracked field ids and their bound decoders (``None``: counts only, or a type without bounds)."""
+        return _decoders(self.bound_types)
+
+
+@functools.lru_cache(maxsize=64)
+def _decoders(bound_types: tuple[tuple[int, str | None], ...]) -> dict[int, Decoder | None]:
+    return {fid: decoder_for(t) if t else None for fid, t in bound_types}
 
 
 @dataclass
@@ -103,6 +110,17 @@ class Partial:
     def copy(self) -> "Partial":
         return Partial().merge(self)
 
+    def absorb(self, other: "Partial") -> "Partial":
+        """Fold in another piece of the same manifest (a block range): everything, changes and paths included."""
+        self.merge(other)
+        for target, source in ((self.added, other.added), (self.removed, other.removed)):
+            for sid, change in source.items():
+                mine = target.get(sid)
+                target[sid] = list(change) if mine is None else [a + b for a, b in zip(mine, change)]
+        if other.live_path_hashes is not None:
+            self.live_path_hashes = (self.live_path_hashes or set()) | other.live_path_hashes
+        return self
+
 
 def _merge_column(mine: list, col: list) -> None:
     for i in (V_SUM, V_N, N_SUM, N_N, NAN_SUM, NAN_N, LO_N, HI_N, ALL_NULL):
@@ -139,8 +157,9 @@ def summarize_entries(entries: Iterator[dict], spec_id: int, ctx: PartialContext
     """The partial statistics of one manifest's entries. Pure: entries in, partial out."""
     p = Partial()
     columns = p.columns
-    counted = {fid: columns.setdefault(fid, _new_column()) for fid in ctx.decoders}
-    bounded = {fid: ctx.decoders[fid] for fid in counted if ctx.decoders[fid] is not None}
+    decoders = ctx.decoders()
+    counted = {fid: columns.setdefault(fid, _new_column()) for fid in decoders}
+    bounded = {fid: decoder for fid, decoder in decoders.items() if decoder is not None}
     lows: dict[int, list] = {fid: [] for fid in bounded}
     highs: dict[int, list] = {fid: [] for fid in bounded}
     best: dict[int, list] = {fid: [None, None] for fid in bounded}  # raw winning lower / upper bound

@@ -7,6 +7,7 @@ cached by path, because manifests are immutable and a child snapshot reuses most
 from __future__ import annotations
 
 import concurrent.futures as cf
+import os
 import threading
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -101,11 +102,14 @@ class ManifestCache:
             self.manifest_reads += 1
 
 
-def read_partial(io: Any, manifest: ManifestFile, ctx: PartialContext) -> Partial:
-    """The pure map step: one manifest's bytes to its partial statistics."""
+def read_partial(
+    io: Any, manifest: ManifestFile, ctx: PartialContext, byte_range: tuple[int, int] | None = None
+) -> Partial:
+    """The pure map step: one manifest's bytes (or its blocks starting in ``byte_range``) to partial statistics."""
     path = manifest.manifest_path
     try:
-        return summarize_entries(iter_manifest_entries(io, manifest), manifest.partition_spec_id, ctx, path)
+        entries = iter_manifest_entries(io, manifest, byte_range)
+        return summarize_entries(entries, manifest.partition_spec_id, ctx, path)
     except (KeyError, TypeError, AttributeError) as exc:
         # decodable Avro whose records do not have the shapes the spec requires
         raise ManifestError(f"manifest entry does not match the spec ({type(exc).__name__}: {exc})", file=path) from None
@@ -124,15 +128,89 @@ def _partials(
             todo.setdefault(m.manifest_path, m)
     if not todo:
         return out
+    splits = _splits(io, todo.values()) if executor is None else {}
+    if splits:
+        # large local manifests: their block ranges are decoded by worker processes (decoding holds the GIL)
+        pool = _process_pool()
+        futures = {
+            pool.submit(read_partial, _LocalFiles({m.manifest_path: splits[path][0]}), m, ctx, rng): path
+            for path, m in todo.items() if path in splits for rng in splits[path][1]
+        }
     if executor is None or len(todo) == 1:
-        results = [(m, read_partial(io, m, ctx)) for m in todo.values()]
+        results = [(m, read_partial(io, m, ctx)) for path, m in todo.items() if path not in splits]
     else:
-        futures = {executor.submit(read_partial, io, m, ctx): m for m in todo.values()}
-        results = [(futures[f], f.result()) for f in futures]
+        local_futures = {executor.submit(read_partial, io, m, ctx): m for m in todo.values()}
+        results = [(local_futures[f], f.result()) for f in local_futures]
+    if splits:
+        pieces: dict[str, Partial] = {}
+        for future, path in futures.items():
+            piece = future.result()
+            pieces[path] = piece if path not in pieces else pieces[path].absorb(piece)
+        results += [(todo[path], partial) for path, partial in pieces.items()]
     for m, partial in results:
         cache.put(m, ctx, partial)
         out[m.manifest_path] = partial
     return out
+
+
+#: Local manifests at least this large are split into block ranges decoded by worker processes.
+SPLIT_MIN_BYTES = 4 * 1024 * 1024
+
+
+class _LocalFiles:
+    """The FileIO a worker process gets: plain reads of local files by their (already resolved) paths."""
+
+    def __init__(self, paths: Mapping[str, str]) -> None:
+        self._paths = dict(paths)
+
+    def open(self, path: str) -> Any:
+        return open(self._paths.get(path, path), "rb")
+
+
+def _splits(io: Any, manifests: Iterable[ManifestFile]) -> dict[str, tuple[str, list[tuple[int, int]]]]:
+    """Byte ranges of the large local manifests, one per CPU: ``{manifest path: (local path, ranges)}``."""
+    workers = os.cpu_count() or 1
+    resolve = getattr(io, "resolve", None)
+    if workers < 2 or resolve is None:
+        return {}
+    out = {}
+    for m in manifests:
+        local = _local_file(resolve(m.manifest_path))
+        if local is None:
+            continue
+        try:
+            size = os.path.getsize(local)
+        except OSError:
+            continue  # read (and reported) the ordinary way
+        if size >= SPLIT_MIN_BYTES:
+            cuts = [size * k // workers for k in range(workers + 1)]
+            out[m.manifest_path] = (local, list(zip(cuts, cuts[1:])))
+    return out
+
+
+def _local_file(path: str) -> str | None:
+    if path.startswith("file://"):
+        return path[len("file://") :]
+    if path.startswith("file:"):
+        return path[len("file:") :]
+    return path if "://" not in path else None
+
+
+_POOL: list[cf.ProcessPoolExecutor] = []
+_POOL_LOCK = threading.Lock()
+
+
+def _process_pool() -> cf.ProcessPoolExecutor:
+    """One pool of worker processes per process, started on first use ("spawn": safe beside threads)."""
+    with _POOL_LOCK:
+        if not _POOL:
+            import atexit
+            import multiprocessing
+
+            pool = cf.ProcessPoolExecutor(os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn"))
+            atexit.register(pool.shutdown)  # before interpreter teardown, or its callbacks fail noisily
+            _POOL.append(pool)
+        return _POOL[0]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -144,15 +222,15 @@ def partial_context(md: TableMetadata, columns: ColumnSelection) -> PartialConte
 
     A field's bounds are decoded with its newest type; older, narrower bounds are recognised by their length.
     """
-    decoders: dict[int, Any] = {}
+    types: dict[int, str | None] = {}
     if columns.mode != "none":
         for schema_id in sorted(md.schemas):
             schema = md.schemas[schema_id]
             for name, f in schema.columns():
                 if f.is_primitive and columns.wants(name):
-                    decoders[f.id] = decoder_for(f.type) if columns.with_bounds else None
+                    types[f.id] = f.type if columns.with_bounds and decoder_for(f.type) else None
     return PartialContext(
-        decoders=MappingProxyType(decoders),
+        bound_types=tuple(sorted(types.items())),
         small_file_threshold=md.target_file_size // 2,
         collect_paths=md.format_version >= 3,
     )

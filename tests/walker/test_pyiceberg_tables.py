@@ -190,3 +190,18 @@ def test_empty_table_has_no_snapshot_error(sql_catalog, depth):
     with pytest.raises(IcebergLineageError, match="no snapshot"):
         snapshot_stats(table, depth=depth)
     assert len(table_history(table, depth=depth)) == 0
+
+
+def test_large_manifests_split_into_block_ranges_give_the_same_statistics(sql_catalog, monkeypatch):
+    """Worker processes decoding block ranges of one manifest agree with one serial read."""
+    from iceberg_lineage.stats import walker
+
+    table = sql_catalog.create_table("db.t", schema=SCHEMA)
+    table.append(pa.concat_tables([rows(i * 10, 10, "eu", null_every=3) for i in range(30)]))
+    for i in range(3):
+        table.append(rows(1000 + i, 5, "us"))
+    serial = table_history(table)
+    monkeypatch.setattr(walker, "SPLIT_MIN_BYTES", 0)
+    split = table_history(table)
+    assert [s.to_json() for s in split] == [s.to_json() for s in serial]
+    assert split.manifest_reads == serial.manifest_reads == 4
