@@ -76,16 +76,24 @@ class ManifestCache:
                 self.manifest_list_reads += 1
         return rows
 
-    def reduce(self, snapshot: Snapshot, paths: list[str], parts: Mapping[str, Partial], ctx: PartialContext) -> Partial:
+    def reduce(
+        self,
+        snapshot: Snapshot,
+        manifests: list[ManifestFile],
+        ctx: PartialContext,
+        fetch: Callable[[Iterable[ManifestFile]], Mapping[str, Partial]],
+    ) -> Partial:
         """The merged partial of a snapshot's manifests, built on its parent's when the child only adds manifests
-        (fast appends): history then costs the new manifests per snapshot, not all of them."""
-        current = frozenset(paths)
+        (fast appends): history then costs the new manifests per snapshot, not all of them. ``fetch`` gives the
+        partials of some manifests."""
+        current = frozenset(m.manifest_path for m in manifests)
         with self._lock:
             parent = self._reductions.get((snapshot.parent_id, ctx.key)) if snapshot.parent_id is not None else None
         if parent is not None and parent[0] <= current:
-            merged = merge_all((parts[p] for p in current - parent[0]), base=parent[1])
+            new = [m for m in manifests if m.manifest_path not in parent[0]]
+            merged = merge_all(fetch(new).values(), base=parent[1])
         else:
-            merged = merge_all(parts[p] for p in current)
+            merged = merge_all(fetch(manifests).values())
         with self._lock:
             self._reductions[(snapshot.snapshot_id, ctx.key)] = (current, merged)
             while len(self._reductions) > self.REDUCTIONS_KEPT:
@@ -456,9 +464,15 @@ def _snapshot_stats(
             _from_manifest_list(fig, manifests, snapshot.snapshot_id)
             reached = "manifest_list"
             if depth == "entries":
-                parts = _partials(table.io, manifests, ctx, cache, executor)
-                partial = cache.reduce(snapshot, [m.manifest_path for m in manifests], parts, ctx)
-                _from_entries(fig, partial, list(parts.values()), snapshot.snapshot_id)
+                def fetch(ms: Iterable[ManifestFile]) -> Mapping[str, Partial]:
+                    return _partials(table.io, ms, ctx, cache, executor)
+
+                partial = cache.reduce(snapshot, manifests, ctx, fetch)
+                # ADDED and DELETED entries of a snapshot live in the manifests it wrote; DVs need every live path
+                own = manifests if partial.dv_files else [
+                    m for m in manifests if m.added_snapshot_id in (snapshot.snapshot_id, None)
+                ]
+                _from_entries(fig, partial, list(fetch(own).values()), snapshot.snapshot_id)
                 reached = "entries"
         except ManifestError as exc:
             if not _is_missing(exc) or snapshot.snapshot_id == md.current_snapshot_id:
