@@ -1,9 +1,7 @@
-"""The embedded demo behind ``make run``: a SQLite catalog with a local warehouse under ``./warehouse``, a table
-written over several commits, and the statistics of its whole history."""
+"""The embedded default catalog (SQLite with a local warehouse under ``./warehouse``) and a demo table written
+with plain PyIceberg; ``make run`` (:mod:`iceberg_lineage.demo_scan`) fills the catalog with them and scans it."""
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 WAREHOUSE = Path("warehouse")
@@ -23,6 +21,7 @@ def write_demo_table(catalog, identifier: str = "demo.orders", commits: int = 12
     import pyarrow as pa
     from pyiceberg.exceptions import NamespaceAlreadyExistsError, NoSuchTableError
     from pyiceberg.expressions import EqualTo, LessThan
+    from pyiceberg.types import StringType
 
     namespace = identifier.rsplit(".", 1)[0]
     try:
@@ -49,28 +48,7 @@ def write_demo_table(catalog, identifier: str = "demo.orders", commits: int = 12
     table.overwrite(batch(10_000, 50, "us"), overwrite_filter=EqualTo("region", "us"))
     table.delete(LessThan("id", 50))
     with table.update_schema() as update:
-        from pyiceberg.types import StringType
-
         update.add_column("note", StringType(), doc="free text")
-    import pyarrow as pa2
-
-    more = batch(20_000, 10, "eu").append_column("note", pa2.array(["x"] * 10, pa2.string()))
+    more = batch(20_000, 10, "eu").append_column("note", pa.array(["x"] * 10, pa.string()))
     table.refresh().append(more)
     return table
-
-
-def main() -> int:
-    from .render import print_history
-    from .stats import table_history
-
-    catalog = demo_catalog()
-    table = write_demo_table(catalog)
-    history = table_history(table)
-    print_history(history)
-    print(f"\n{len(history)} snapshots of demo.orders in {WAREHOUSE.resolve()}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    os.environ.setdefault("PYICEBERG_DOWNCAST_NS_TIMESTAMP_TO_US_ON_WRITE", "true")
-    sys.exit(main())
