@@ -725,7 +725,7 @@ def _tombstone(spec: CatalogSpec, entry: TableState) -> LoadedTable:
 # ====================================================================================================================
 
 def delivery_sink(delivery: Any) -> Sink:
-    """Send through helper-3's :class:`~iceberg_lineage.delivery.Delivery` (the one delivery path)."""
+    """Send through :class:`~iceberg_lineage.delivery.Delivery` (the one delivery path)."""
     from .events import from_json
 
     return lambda text: delivery.emit(from_json(text)).status
