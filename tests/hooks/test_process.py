@@ -50,11 +50,8 @@ def lake(tmp_path):
 
 
 def run_cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    """``iceberg-lineage run ARGS`` (the console script once registered, else the module)."""
-    from iceberg_lineage.cli import main
-
-    command = [str(Path(sys.executable).with_name("iceberg-lineage")), "run"] if "run" in main.commands else [
-        sys.executable, "-m", "iceberg_lineage.cli_run"]
+    """``iceberg-lineage run ARGS`` through the installed console script."""
+    command = [str(Path(sys.executable).with_name("iceberg-lineage")), "run"]
     return subprocess.run([*command, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
 
 

@@ -14,7 +14,7 @@ from iceberg_lineage.config import Settings
 from iceberg_lineage.scanner import CatalogSpec, ScanOptions, ScanSummary, scan
 from iceberg_lineage.state import StateStore
 
-SCAN_CLI = "from iceberg_lineage.cli_scan import scan_command; scan_command(prog_name='iceberg-lineage scan')"
+SCAN_CLI = "import sys; from iceberg_lineage.cli import main; main(['scan', *sys.argv[1:]], prog_name='iceberg-lineage')"
 
 
 def rows(start: int, n: int = 3) -> pa.Table:
