@@ -9,7 +9,7 @@ OpenLineage transport settings are not here: they stay with openlineage-python (
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -43,10 +43,6 @@ class Settings:
             max_columns=self.column_stats_max_columns,
         )
 
-    def key_values(self) -> dict[str, Any]:
-        """Settings by dotted key (``column_stats.mode``), for display."""
-        return {_dotted(f.name): getattr(self, f.name) for f in fields(self) if f.name != "source_file"}
-
 
 #: dotted key -> attribute name
 KEYS: dict[str, str] = {
@@ -61,13 +57,6 @@ KEYS: dict[str, str] = {
     "spool.max_bytes": "spool_max_bytes",
     "hook.tag_snapshots": "hook_tag_snapshots",
 }
-
-
-def _dotted(attr: str) -> str:
-    for k, v in KEYS.items():
-        if v == attr:
-            return k
-    return attr
 
 
 def _coerce(key: str, value: Any) -> Any:

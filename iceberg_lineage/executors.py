@@ -41,7 +41,7 @@ def default_workers() -> int:
 
 @contextlib.contextmanager
 def open_executor(
-    kind: str = "threads", workers: int | None = None, dask_scheduler: str | None = None
+    kind: ExecutorKind = "threads", workers: int | None = None, dask_scheduler: str | None = None
 ) -> Iterator[cf.Executor]:
     """An executor for per-table tasks, shut down on exit.
 

@@ -52,7 +52,7 @@ class RelocatingIO:
         would otherwise be a tiny ranged GET, and the AWS SDK cannot retry a throttled one (``503 SlowDown``)."""
         resolved = self.resolve(path)
         stream = self._io.new_input(resolved).open()
-        if _local_path(resolved) is not None:
+        if local_path(resolved) is not None:
             return stream
         with stream:
             return io.BytesIO(_read_bounded(stream, MAX_REMOTE_FILE_BYTES))
@@ -94,7 +94,8 @@ def _file_io(location: str, properties: Mapping[str, str] | None = None) -> Any:
     return load_file_io(dict(properties or {}), location)
 
 
-def _local_path(uri: str) -> str | None:
+def local_path(uri: str) -> str | None:
+    """The filesystem path of a local URI (``file:``, or no scheme), else ``None``."""
     if uri.startswith("file://"):
         return uri[len("file://") :]
     if uri.startswith("file:"):
@@ -177,7 +178,7 @@ def find_current_metadata(location: str, properties: Mapping[str, str] | None = 
 
 
 def _list_dir(path: str, properties: Mapping[str, str] | None) -> list[str]:
-    local = _local_path(path)
+    local = local_path(path)
     try:
         if local is not None:
             return os.listdir(local)
@@ -217,7 +218,7 @@ def load_metadata_path(
     name: str | None = None,
 ) -> LoadedTable:
     """Load a table from a ``metadata.json`` path/URI, or from a table location directory."""
-    local = _local_path(path)
+    local = local_path(path)
     is_dir = os.path.isdir(local) if local is not None else not path.endswith(".json") and not path.endswith(".gz")
     if local is not None and not is_dir and not os.path.exists(local):
         raise MetadataError("metadata file not found", file=path)

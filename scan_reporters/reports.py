@@ -38,11 +38,6 @@ class MetricSpec:
     def attr(self) -> str:
         return self.name.replace("-", "_")
 
-    @property
-    def camel(self) -> str:
-        """CamelCase accessor name as used by Java and the OpenLineage Iceberg facets."""
-        return kebab_to_camel(self.name)
-
 
 def kebab_to_camel(name: str) -> str:
     """``added-dvs`` -> ``addedDvs``; Java accessors and OpenLineage facets use this spelling."""

@@ -26,10 +26,6 @@ def depth_at_least(depth: Depth, wanted: Depth) -> bool:
     return DEPTHS.index(depth) >= DEPTHS.index(wanted)
 
 
-def frozen_map(d: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return MappingProxyType(dict(d or {}))
-
-
 def bound_to_json(value: Any, type_name: str | None = None) -> Any:
     """The JSON form of a decoded bound: numbers stay numbers; dates and times are ISO-8601; decimal and uuid are text;
     binary and fixed are hex."""
@@ -325,13 +321,6 @@ class TableHistory:
         return history_plot(self)
 
 
-def replace(obj: Any, **changes: Any) -> Any:
-    """dataclasses.replace, re-exported so callers need not import dataclasses for frozen updates."""
-    import dataclasses
-
-    return dataclasses.replace(obj, **changes)
-
-
 __all__ = [
     "ColumnStats",
     "DEFAULT_TARGET_FILE_SIZE",
@@ -346,6 +335,4 @@ __all__ = [
     "TableInfo",
     "bound_to_json",
     "depth_at_least",
-    "frozen_map",
-    "replace",
 ]

@@ -17,7 +17,7 @@ from ..bounds import TRUNCATABLE, decoder_for
 from ..errors import IcebergLineageError, ManifestError
 from ..manifests import DATA, DELETES, ManifestFile, iter_manifest_entries, manifests_of_snapshot
 from ..metadata import Snapshot, TableMetadata
-from ..source import LoadedTable, open_table
+from ..source import LoadedTable, local_path, open_table
 from .aggregate import (
     ALL_NULL, HI, HI_N, LO, LO_N, N_N, N_SUM, NAN_N, NAN_SUM, V_N, V_SUM,
     C_DATA_BYTES, C_DATA_FILES, C_DELETE_BYTES, C_DELETE_FILES, C_RECORDS,
@@ -183,7 +183,7 @@ def _splits(io: Any, manifests: Iterable[ManifestFile]) -> dict[str, tuple[str, 
         return {}
     out = {}
     for m in manifests:
-        local = _local_file(resolve(m.manifest_path))
+        local = local_path(resolve(m.manifest_path))
         if local is None:
             continue
         try:
@@ -194,14 +194,6 @@ def _splits(io: Any, manifests: Iterable[ManifestFile]) -> dict[str, tuple[str, 
             cuts = [size * k // workers for k in range(workers + 1)]
             out[m.manifest_path] = (local, list(zip(cuts, cuts[1:])))
     return out
-
-
-def _local_file(path: str) -> str | None:
-    if path.startswith("file://"):
-        return path[len("file://") :]
-    if path.startswith("file:"):
-        return path[len("file:") :]
-    return path if "://" not in path else None
 
 
 _POOL: list[cf.ProcessPoolExecutor] = []
