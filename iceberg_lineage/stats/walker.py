@@ -59,6 +59,7 @@ class ManifestCache:
         self._partials: dict[tuple, Partial] = {}
         self._reductions: dict[tuple, tuple[frozenset[str], Partial]] = {}
         self._lists: dict[str, list[ManifestFile]] = {}
+        self._rows: dict[str, ManifestFile] = {}  # manifest list rows by manifest path, shared by all lists
         self._lock = threading.Lock()
         self.manifest_reads = 0
         self.manifest_list_reads = 0
@@ -69,11 +70,13 @@ class ManifestCache:
             found = self._lists.get(key)
         if found is not None:
             return found
-        rows = manifests_of_snapshot(io, snapshot.manifest_list, snapshot.manifests)
+        rows = manifests_of_snapshot(io, snapshot.manifest_list, snapshot.manifests, self._rows)
         with self._lock:
             self._lists[key] = rows
-            if snapshot.manifest_list:
+            if snapshot.manifest_list:  # inline v1 manifests have no row to share
                 self.manifest_list_reads += 1
+                for row in rows:
+                    self._rows.setdefault(row.manifest_path, row)
         return rows
 
     def reduce(
