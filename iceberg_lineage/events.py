@@ -118,10 +118,13 @@ def _snapshot_facets(
 _E = TypeVar("_E", RunEvent, DatasetEvent)
 
 
-def _fit(build: Callable[[bool], _E]) -> _E:
-    """Build an event with per-column detail, or without it when that would exceed :data:`MAX_EVENT_BYTES`."""
+def _fit(build: Callable[[bool], _E], stats: SnapshotStats | None) -> _E:
+    """Build an event with per-column detail, or without it when that would exceed :data:`MAX_EVENT_BYTES`.
+
+    Only events with column statistics are measured: without them there is nothing to drop, and serialising
+    to measure would double the cost of every hook event."""
     event = build(True)
-    if len(to_json(event).encode()) <= MAX_EVENT_BYTES:
+    if stats is None or not stats.columns or len(to_json(event).encode()) <= MAX_EVENT_BYTES:
         return event
     return build(False)
 
@@ -198,7 +201,7 @@ def snapshot_run_event(
             producer=fb.PRODUCER,
         )
 
-    return _fit(build)
+    return _fit(build, stats)
 
 
 def input_dataset(
@@ -254,7 +257,7 @@ def dataset_event(
             producer=fb.PRODUCER,
         )
 
-    return _fit(build)
+    return _fit(build, stats)
 
 
 def lifecycle_event(

@@ -25,6 +25,7 @@ import queue
 import signal
 import sys
 import threading
+import time
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -86,6 +87,13 @@ def log_once(what: str, exc: BaseException) -> None:
 
 
 _LOGGED: set[tuple[str, str]] = set()
+
+
+def yield_gil() -> None:
+    """Let a thread waiting for the GIL run now. The emitter calls it between steps, so a user's thread coming
+    back from I/O waits for one step at most, not for the interpreter's 5 ms switch interval: the emitter then
+    mostly runs while the user's thread is in I/O or in C code that releases the GIL."""
+    time.sleep(0)
 
 
 # -- identity and events of a run --------------------------------------------------------------------------------------
@@ -222,6 +230,7 @@ class Emitter:
         work = self._queue
         while True:
             build = work.get()
+            yield_gil()
             try:
                 self._run(build, spill=False)
             finally:
@@ -240,6 +249,8 @@ class Emitter:
             log_once("building a lineage event", exc)
             return
         for event in events:
+            if not spill:
+                yield_gil()
             try:
                 delivered = self._spill(event) if spill else self.delivery.emit(event).status != "failed"
             except Exception as exc:  # noqa: BLE001

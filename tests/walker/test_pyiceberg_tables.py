@@ -205,3 +205,28 @@ def test_large_manifests_split_into_block_ranges_give_the_same_statistics(sql_ca
     split = table_history(table)
     assert [s.to_json() for s in split] == [s.to_json() for s in serial]
     assert split.manifest_reads == serial.manifest_reads == 4
+
+
+def test_writer_schemas_are_parsed_once_and_list_rows_built_once(sql_catalog, monkeypatch):
+    """25 manifests and 25 manifest lists share two writer schemas: two parses, not fifty; the 325 rows of the
+    25 lists (fast appends repeat their parent's rows) are 25 distinct manifest rows, each built once."""
+    import fastavro
+
+    import iceberg_lineage.manifests as manifests
+
+    table = sql_catalog.create_table("db.t", schema=SCHEMA)
+    for i in range(25):
+        table.append(rows(i * 4, 4, "eu"))
+    for cache in ("_PARSED_SCHEMAS", "_ENTRY_PLANS", "_LIST_PLANS"):
+        monkeypatch.setattr(manifests, cache, {})  # start cold
+    parses = []
+    real_parse = fastavro.parse_schema
+    monkeypatch.setattr(manifests.fastavro, "parse_schema", lambda s, *a, **k: parses.append(1) or real_parse(s, *a, **k))
+    built = []
+    real_row = manifests.ManifestFile
+    monkeypatch.setattr(manifests, "ManifestFile", lambda *a, **k: built.append(k["manifest_path"]) or real_row(*a, **k))
+
+    history = table_history(table)
+    assert len(parses) == 2  # the manifest-list schema and the manifest schema
+    assert history.manifest_list_reads == 25 and sorted(built) == sorted(set(built)) and len(built) == 25
+    assert [s.data_manifests for s in history] == list(range(1, 26))
