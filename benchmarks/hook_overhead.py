@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
 TARGET = 0.05
 TAG_ENV = "ICEBERG_LINEAGE__HOOK__TAG_SNAPSHOTS"
@@ -55,12 +56,8 @@ def setup(root: Path, tag: bool = True):
     data = pa.table({"id": pa.array(range(10), pa.int64()), "v": pa.array([f"row {i}" for i in range(10)])})
     tables = {"plain": plain.create_table("db.plain", data.schema), "hooked": hooked.create_table("db.hooked", data.schema)}
     client = OpenLineageClient(transport=FileTransport(FileConfig(log_file_path=str(root / "events.jsonl"), append=True)))
-    previous = os.environ.get(TAG_ENV)
-    os.environ[TAG_ENV] = "true" if tag else "false"
-    try:
+    with mock.patch.dict(os.environ, {TAG_ENV: "true" if tag else "false"}):  # read once, by observe
         hook.observe(hooked, client=client)
-    finally:
-        os.environ.pop(TAG_ENV) if previous is None else os.environ.__setitem__(TAG_ENV, previous)
     return tables, data
 
 

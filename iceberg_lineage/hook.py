@@ -27,7 +27,7 @@ from . import events as ev
 from .config import Settings, load_settings
 from .facets import SCAN_REPORT_KEY, STATISTICS_KEY, ScanMetrics
 from .facets import build as fb
-from .runs import Failure, Run, current_run, emitter_for, new_run_id, now, yield_gil
+from .runs import Failure, Run, current_run, emitter_for, new_run_id, now
 from .source import LoadedTable, load_table_object
 from .stats import snapshot_stats
 
@@ -166,7 +166,6 @@ def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
     parents = {s.parent_snapshot_id for sid in commit.snapshot_ids if (s := md.snapshot_by_id(sid)) is not None}
     keep = {*commit.snapshot_ids, *(p for p in parents if p is not None)}
     table = commit.table.loaded(keep if commit.snapshot_ids else None)
-    yield_gil()
     out: list[RunEvent] = []
     if commit.base is None:
         out.append(ev.lifecycle_event(table, "CREATE", settings, engine=COMMIT_ENGINE, run_id=new_run_id(),
@@ -177,7 +176,6 @@ def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
         if table.metadata.snapshot_by_id(snapshot_id) is None:
             continue
         stats = snapshot_stats(table, snapshot_id, depth="summary")
-        yield_gil()
         out.append(ev.snapshot_run_event(
             table, stats, settings, engine=COMMIT_ENGINE, run_id=commit.run_ids.get(snapshot_id) or new_run_id(),
             duration_ms=commit.duration_ms, attempts=commit.attempts,
