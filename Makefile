@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml constraints.txt
 venv: $(STAMP)
 
 run: $(STAMP)
-	$(PY) -m iceberg_lineage.demo_scan
+	$(PY) -m iceberg_lineage.demo
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider

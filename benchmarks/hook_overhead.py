@@ -47,7 +47,7 @@ def setup(root: Path, tag: bool = True):
     from openlineage.client.transport.file import FileConfig, FileTransport
     from pyiceberg.catalog.sql import SqlCatalog
 
-    from iceberg_lineage import hook
+    from iceberg_lineage.hook import reporter as hook
 
     (root / "warehouse").mkdir()
     props = {"uri": f"sqlite:///{root}/catalog.db", "warehouse": f"file://{root}/warehouse"}
@@ -63,7 +63,7 @@ def setup(root: Path, tag: bool = True):
 
 def time_hook_methods() -> list[float]:
     """Wrap the reporter's in-thread methods to record their duration per commit (seconds)."""
-    from iceberg_lineage.hook import OpenLineageMetricsReporter as Reporter
+    from iceberg_lineage.hook.reporter import OpenLineageMetricsReporter as Reporter
 
     spent: list[float] = []
     before, after = Reporter.before_commit, Reporter.after_commit
@@ -85,7 +85,7 @@ def time_hook_methods() -> list[float]:
 
 def emitter_cpu() -> list[float]:
     """Wrap the emitter's build-and-deliver step to record its thread CPU time per call (seconds)."""
-    from iceberg_lineage.runs import Emitter
+    from iceberg_lineage.hook.runs import Emitter
 
     spent: list[float] = []
     run = Emitter._run
@@ -102,7 +102,7 @@ def emitter_cpu() -> list[float]:
 
 
 def measure(tables, data, commits: int, warmup: int, block: int, drain: bool) -> dict[str, list[float]]:
-    from iceberg_lineage.runs import flush_all
+    from iceberg_lineage.hook.runs import flush_all
 
     times: dict[str, list[float]] = {"plain": [], "hooked": []}
     done = 0

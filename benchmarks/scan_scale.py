@@ -99,8 +99,8 @@ def measure(warehouse: Path, config: str) -> dict:
                 snapshots += bool(snapshot.summary.get("operation"))
     else:
         from iceberg_lineage.config import Settings
-        from iceberg_lineage.scanner import CatalogSpec, ScanOptions, scan
-        from iceberg_lineage.state import StateStore
+        from iceberg_lineage.scan.scanner import CatalogSpec, ScanOptions, scan
+        from iceberg_lineage.state.store import StateStore
 
         kind, workers, depth = (config + ":entries").split(":")[:3]
         spec = CatalogSpec.of("bench", {"type": "sql", **cat.properties})

@@ -54,7 +54,7 @@ def main(out: Path = OUT) -> Path:
     from pyiceberg.expressions import GreaterThanOrEqual
 
     from iceberg_lineage import table_history
-    from iceberg_lineage.demo import write_demo_table
+    from iceberg_lineage.demo.tables import write_demo_table
     from iceberg_lineage.notebook import attach, history_plot
 
     with tempfile.TemporaryDirectory(prefix="iceberg-lineage-screenshot-") as tmp:

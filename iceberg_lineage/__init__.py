@@ -3,9 +3,11 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .errors import CatalogError, ConfigError, DeliveryError, IcebergLineageError, ManifestError, MetadataError
-from .source import LoadedTable, open_table
-from .stats import ColumnSelection, SnapshotStats, TableHistory, snapshot_stats, table_history
+from iceberg_lineage.errors import (
+    CatalogError, ConfigError, DeliveryError, IcebergLineageError, ManifestError, MetadataError,
+)
+from iceberg_lineage.read.source import LoadedTable, open_table
+from iceberg_lineage.stats import ColumnSelection, SnapshotStats, TableHistory, snapshot_stats, table_history
 
 __all__ = [
     "observe",
@@ -29,11 +31,11 @@ __all__ = [
 def __getattr__(name: str):
     """``observe`` and ``run`` load the hook (openlineage-python, ~0.5 s) only when asked for."""
     if name == "observe":
-        from .hook import observe
+        from iceberg_lineage.hook.reporter import observe
 
         return observe
     if name == "run":
-        from .runs import run
+        from iceberg_lineage.hook.runs import run
 
         return run
     raise AttributeError(f"module 'iceberg_lineage' has no attribute {name!r}")
@@ -41,6 +43,6 @@ def __getattr__(name: str):
 
 def load_ipython_extension(ipython) -> None:
     """``%load_ext iceberg_lineage``: the ``%lineage`` magic (see :mod:`iceberg_lineage.notebook`)."""
-    from .notebook import load_ipython_extension as load
+    from iceberg_lineage.notebook import load_ipython_extension as load
 
     load(ipython)

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from .errors import ConfigError
-from .stats.columns import COLUMN_MODES, ColumnSelection
+from iceberg_lineage.errors import ConfigError
+from iceberg_lineage.stats.columns import COLUMN_MODES, ColumnSelection
 
 ENV_PREFIX = "ICEBERG_LINEAGE__"
 CONFIG_ENV = "ICEBERG_LINEAGE_CONFIG"

@@ -27,6 +27,6 @@ def fixture_relocation(name: str) -> dict[str, str]:
 
 
 def fixture_table(name: str):
-    from iceberg_lineage.source import open_table
+    from iceberg_lineage.read.source import open_table
 
     return open_table(str(FIXTURES / name), relocate=fixture_relocation(name))

@@ -7,11 +7,13 @@
 
 Plots need the ``notebook`` extra (matplotlib).
 """
-from .html import event_html, events_html, history_html, snapshot_html
-from .magic import load_ipython_extension
-from .plots import columns_plot, file_sizes_plot, history_plot
-from .scan import ScanPreview, preview_scan
-from .session import EmittedEvent, EventLog, JsonDocument, Session, Status, attach, current_session
+from iceberg_lineage.notebook.html import event_html, events_html, history_html, snapshot_html
+from iceberg_lineage.notebook.magic import load_ipython_extension
+from iceberg_lineage.notebook.plots import columns_plot, file_sizes_plot, history_plot
+from iceberg_lineage.notebook.scan import ScanPreview, preview_scan
+from iceberg_lineage.notebook.session import (
+    EmittedEvent, EventLog, JsonDocument, Session, Status, attach, current_session,
+)
 
 __all__ = [
     "EmittedEvent",

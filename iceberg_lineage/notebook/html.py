@@ -10,8 +10,8 @@ import html
 import json
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..render import FIGURE_ROWS, format_value
-from ..stats.model import ColumnStats, SnapshotStats, TableHistory
+from iceberg_lineage.cli.render import FIGURE_ROWS, format_value
+from iceberg_lineage.stats.model import ColumnStats, SnapshotStats, TableHistory
 
 _TABLE = '<table style="border-collapse:collapse;font-size:12px">'
 _CELL = "padding:1px 8px;text-align:{align};vertical-align:top"

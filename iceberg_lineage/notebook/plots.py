@@ -9,13 +9,13 @@ import datetime as dt
 import sys
 from typing import TYPE_CHECKING
 
-from .html import human_bytes
+from iceberg_lineage.notebook.html import human_bytes
 
 if TYPE_CHECKING:
     from matplotlib.axis import Axis
     from matplotlib.figure import Figure
 
-    from ..stats.model import SnapshotStats, TableHistory
+    from iceberg_lineage.stats.model import SnapshotStats, TableHistory
 
 #: Marker per snapshot operation, so appends, overwrites and deletes read apart on every panel.
 OPERATION_MARKERS = {"append": "o", "overwrite": "s", "delete": "x", "replace": "D"}

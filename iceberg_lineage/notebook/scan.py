@@ -8,15 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from . import html as h
-from .session import EmittedEvent, EventLog
+from iceberg_lineage.notebook import html as h
+from iceberg_lineage.notebook.session import EmittedEvent, EventLog
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
 
-    from ..config import Settings
-    from ..scanner import Mode, ScanSummary
-    from ..stats.model import Depth
+    from iceberg_lineage.config import Settings
+    from iceberg_lineage.scan.scanner import Mode, ScanSummary
+    from iceberg_lineage.stats.model import Depth
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class ScanPreview:
         return h.mapping_html("iceberg-lineage scan (dry run)", figures) + self.events._repr_html_()
 
     def __repr__(self) -> str:
-        from ..cli_scan import summary_text
+        from iceberg_lineage.cli.scan import summary_text
 
         return summary_text(self.summary, f"{len(self.events)} event(s) kept in .events")
 
@@ -59,10 +59,10 @@ def preview_scan(
     The options are those of ``iceberg-lineage scan`` (``--mode``, ``--depth``, ``--namespace``, ``--table``,
     ``--exclude``); the watermark store of ``settings`` (``state.path``) says what was already emitted.
     """
-    from ..config import load_settings
-    from ..scanner import CatalogSpec, ScanOptions, TableFilter, scan
-    from ..source import catalog_type_of
-    from ..state import StateStore
+    from iceberg_lineage.config import load_settings
+    from iceberg_lineage.scan.scanner import CatalogSpec, ScanOptions, TableFilter, scan
+    from iceberg_lineage.read.source import catalog_type_of
+    from iceberg_lineage.state.store import StateStore
 
     settings = settings or load_settings()
     spec = CatalogSpec.of(catalog.name, {"type": catalog_type_of(catalog), **catalog.properties})

@@ -18,13 +18,13 @@ from openlineage.client.serde import Serde
 from openlineage.client.transport.composite import CompositeConfig, CompositeTransport
 from openlineage.client.transport.transport import Transport
 
-from . import html as h
+from iceberg_lineage.notebook import html as h
 
 if TYPE_CHECKING:
     from openlineage.client import OpenLineageClient
     from pyiceberg.catalog import Catalog
 
-    from ..runs import Emitter
+    from iceberg_lineage.hook.runs import Emitter
 
 
 class RecordingTransport(Transport):
@@ -203,7 +203,7 @@ class Session:
         return EventLog([EmittedEvent(text) for text in sent])
 
     def status(self) -> Status:
-        from ..client import describe_transport
+        from iceberg_lineage.delivery.client import describe_transport
 
         self.flush()
         stats = self.emitter.delivery.stats
@@ -228,18 +228,18 @@ _SESSIONS: list[Session] = []
 
 
 def attach(catalog: Catalog, client: OpenLineageClient | None = None, *, job_name: str | None = None) -> Session:
-    """Observe ``catalog`` as :func:`iceberg_lineage.hook.observe` does and keep a log of the events sent.
+    """Observe ``catalog`` as :func:`iceberg_lineage.hook.reporter.observe` does and keep a log of the events sent.
 
-    ``client`` defaults to :func:`iceberg_lineage.client.make_client` (``openlineage.yml``, ``OPENLINEAGE_URL``, or
+    ``client`` defaults to :func:`iceberg_lineage.delivery.client.make_client` (``openlineage.yml``, ``OPENLINEAGE_URL``, or
     JSON Lines in ``./.iceberg-lineage/events.jsonl``). A disabled client (``OPENLINEAGE_DISABLED``) is kept as is:
     nothing is sent, so nothing is logged. The latest session is the one ``%lineage`` talks about.
     """
     from openlineage.client.transport.noop import NoopTransport
 
-    from ..client import make_client
-    from ..config import load_settings
-    from ..hook import observe
-    from ..runs import emitter_for
+    from iceberg_lineage.delivery.client import make_client
+    from iceberg_lineage.config import load_settings
+    from iceberg_lineage.hook.reporter import observe
+    from iceberg_lineage.hook.runs import emitter_for
 
     configured = client if client is not None else make_client()
     if configured.transport.kind == NoopTransport.kind:

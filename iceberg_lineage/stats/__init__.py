@@ -1,7 +1,9 @@
 """Statistics of Iceberg snapshots: the typed model, per-manifest partials, and the walker."""
-from .columns import ColumnSelection
-from .model import ColumnStats, FileSizeStats, PartitionCount, SnapshotStats, TableHistory, TableInfo
-from .walker import ManifestCache, snapshot_stats, table_history, table_info
+from iceberg_lineage.stats.columns import ColumnSelection
+from iceberg_lineage.stats.model import (
+    ColumnStats, FileSizeStats, PartitionCount, SnapshotStats, TableHistory, TableInfo,
+)
+from iceberg_lineage.stats.walker import ManifestCache, snapshot_stats, table_history, table_info
 
 __all__ = [
     "ColumnSelection",

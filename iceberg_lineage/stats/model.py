@@ -246,19 +246,19 @@ class SnapshotStats:
         )
 
     def _repr_html_(self) -> str:
-        from ..notebook.html import snapshot_html
+        from iceberg_lineage.notebook.html import snapshot_html
 
         return snapshot_html(self)
 
     def plot_columns(self) -> Any:
         """Null fraction per column (matplotlib Figure; extra ``notebook``)."""
-        from ..notebook.plots import columns_plot
+        from iceberg_lineage.notebook.plots import columns_plot
 
         return columns_plot(self)
 
     def plot_file_sizes(self) -> Any:
         """Histogram of data file sizes with the small-file threshold (matplotlib Figure; extra ``notebook``)."""
-        from ..notebook.plots import file_sizes_plot
+        from iceberg_lineage.notebook.plots import file_sizes_plot
 
         return file_sizes_plot(self)
 
@@ -310,13 +310,13 @@ class TableHistory:
         return f"TableHistory(table={self.table.name or self.table.location!r}, snapshots={len(self.snapshots)})"
 
     def _repr_html_(self) -> str:
-        from ..notebook.html import history_html
+        from iceberg_lineage.notebook.html import history_html
 
         return history_html(self)
 
     def plot(self) -> Any:
         """Records, data files, bytes and delete files over the snapshots (matplotlib Figure; extra ``notebook``)."""
-        from ..notebook.plots import history_plot
+        from iceberg_lineage.notebook.plots import history_plot
 
         return history_plot(self)
 

@@ -13,19 +13,19 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
-from ..bounds import TRUNCATABLE, decoder_for
-from ..errors import IcebergLineageError, ManifestError
-from ..manifests import DATA, DELETES, ManifestFile, iter_manifest_entries, manifests_of_snapshot
-from ..metadata import Snapshot, TableMetadata
-from ..source import LoadedTable, local_path, open_table
-from .aggregate import (
-    ALL_NULL, HI, HI_N, LO, LO_N, N_N, N_SUM, NAN_N, NAN_SUM, V_N, V_SUM,
-    C_DATA_BYTES, C_DATA_FILES, C_DELETE_BYTES, C_DELETE_FILES, C_RECORDS,
-    Partial, PartialContext, merge_all, path_hash, summarize_entries,
+from iceberg_lineage.read.bounds import TRUNCATABLE, decoder_for
+from iceberg_lineage.errors import IcebergLineageError, ManifestError
+from iceberg_lineage.read.manifests import DATA, DELETES, ManifestFile, iter_manifest_entries, manifests_of_snapshot
+from iceberg_lineage.read.metadata import Snapshot, TableMetadata
+from iceberg_lineage.read.source import LoadedTable, local_path, open_table
+from iceberg_lineage.stats.partials import (
+    ALL_NULL, HI, HI_N, LO, LO_N, N_N, N_SUM, NAN_N, NAN_SUM, V_N, V_SUM, C_DATA_BYTES, C_DATA_FILES, C_DELETE_BYTES,
+    C_DELETE_FILES, C_RECORDS, Partial, PartialContext, merge_all, path_hash, summarize_entries,
 )
-from .columns import ALL_COLUMNS, ColumnSelection
-from .model import (
-    ColumnStats, Depth, DEPTHS, FileSizeStats, PartitionCount, SnapshotStats, TableHistory, TableInfo, depth_at_least,
+from iceberg_lineage.stats.columns import ALL_COLUMNS, ColumnSelection
+from iceberg_lineage.stats.model import (
+    ColumnStats, Depth, DEPTHS, FileSizeStats, PartitionCount, SnapshotStats, TableHistory, TableInfo,
+    depth_at_least,
 )
 
 Executor = cf.Executor

@@ -8,9 +8,9 @@ from dl_helpers import Answer, free_port, http_client, key, run_event, run_pairs
 from openlineage.client import OpenLineageClient
 from openlineage.client.serde import Serde
 
-from iceberg_lineage.cli_replay import replay_command
-from iceberg_lineage.delivery import Delivery, DeliveryResult, DeliveryStats, ReplayResult, replay
-from iceberg_lineage.spool import Spool
+from iceberg_lineage.cli.replay import replay_command
+from iceberg_lineage.delivery.delivery import Delivery, DeliveryResult, DeliveryStats, ReplayResult, replay
+from iceberg_lineage.delivery.spool import Spool
 
 
 def composite_client(urls: dict[str, str], **options: Any) -> OpenLineageClient:

@@ -12,9 +12,9 @@ from openlineage.client.serde import Serde
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 from openlineage.client import OpenLineageClient
 
-from iceberg_lineage import delivery as delivery_module
-from iceberg_lineage.delivery import Delivery, DeliveryStats, ReplayResult, replay
-from iceberg_lineage.spool import Spool
+from iceberg_lineage.delivery import delivery as delivery_module
+from iceberg_lineage.delivery.delivery import Delivery, DeliveryStats, ReplayResult, replay
+from iceberg_lineage.delivery.spool import Spool
 
 
 def spooled_rows(settings):
@@ -51,12 +51,12 @@ def test_server_down_for_the_whole_run_then_replay_delivers_every_body_in_order(
     originals = [Serde.to_dict(e) for e in events]  # before the client adds its facets
     delivery = Delivery(http_client(f"http://127.0.0.1:{port}", **FAST), settings)
 
-    with caplog.at_level(logging.WARNING, logger="iceberg_lineage.delivery"):
+    with caplog.at_level(logging.WARNING, logger="iceberg_lineage.delivery.delivery"):
         results = [delivery.emit(e) for e in events]
 
     assert {r.status for r in results} == {"spooled"}
     assert {r.error for r in results} == {"ConnectionError: NewConnectionError"}
-    assert [r.levelname for r in caplog.records if r.name == "iceberg_lineage.delivery"] == ["WARNING"]  # once
+    assert [r.levelname for r in caplog.records if r.name == "iceberg_lineage.delivery.delivery"] == ["WARNING"]  # once
     rows = spooled_rows(settings)
     assert [(r.run_id, r.event_type) for r in rows] == [key(Serde.to_json(e)) for e in events]
 

@@ -16,9 +16,9 @@ from openlineage.client import OpenLineageClient
 from openlineage.client.serde import Serde
 from openlineage.client.transport.noop import NoopConfig, NoopTransport
 
-from iceberg_lineage.delivery import Delivery, DeliveryResult, DeliveryStats, ReplayResult, replay
+from iceberg_lineage.delivery.delivery import Delivery, DeliveryResult, DeliveryStats, ReplayResult, replay
 from iceberg_lineage.errors import ConfigError, DeliveryError
-from iceberg_lineage.spool import Spool
+from iceberg_lineage.delivery.spool import Spool
 
 #: openlineage's retry reduced to a single attempt: these tests are about the spool, not the retry.
 ONCE = {"total": 0}
@@ -36,7 +36,7 @@ def test_a_full_spool_fails_the_event_counts_it_and_says_so(settings, tmp_path, 
     delivery = Delivery(down_client(), capped)
     events = [run_event() for _ in range(4)]
 
-    with caplog.at_level(logging.ERROR, logger="iceberg_lineage.delivery"):
+    with caplog.at_level(logging.ERROR, logger="iceberg_lineage.delivery.delivery"):
         results = [delivery.emit(e) for e in events]
 
     assert [r.status for r in results] == ["spooled", "spooled", "failed", "failed"]
@@ -100,7 +100,7 @@ import os, sys
 sys.path[:0] = [sys.argv[2], os.path.dirname(sys.argv[2])]
 from dl_helpers import http_client, run_event
 from iceberg_lineage.config import Settings
-from iceberg_lineage.delivery import Delivery
+from iceberg_lineage.delivery.delivery import Delivery
 delivery = Delivery(http_client(sys.argv[3], total=0), Settings(spool_path=sys.argv[1]))
 print(delivery.emit(run_event()).status, flush=True)
 os._exit(9)  # no close, no atexit, no flush: as if killed

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import iceberg_lineage.client as client_module
+import iceberg_lineage.delivery.client as client_module
 from fixture_tables import FIXTURES, fixture_relocation
 from olschema import validate_event
 from iceberg_lineage.cli import main

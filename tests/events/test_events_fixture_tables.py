@@ -9,13 +9,8 @@ import pytest
 from fixture_tables import FIXTURE_TABLES, fixture_table
 from olschema import validate_event
 from iceberg_lineage.config import Settings
-from iceberg_lineage.events import (
-    dataset_event,
-    history_events,
-    lifecycle_event,
-    snapshot_run_event,
-    snapshot_run_id,
-    to_json,
+from iceberg_lineage.lineage.events import (
+    dataset_event, history_events, lifecycle_event, snapshot_run_event, snapshot_run_id, to_json,
 )
 from iceberg_lineage.stats import snapshot_stats, table_history
 

@@ -7,9 +7,9 @@ from types import MappingProxyType
 
 from olschema import validate_event
 from iceberg_lineage.config import Settings
-from iceberg_lineage.events import MAX_EVENT_BYTES, dataset_event, snapshot_run_event, to_json
-from iceberg_lineage.metadata import parse_metadata
-from iceberg_lineage.source import LoadedTable, RelocatingIO
+from iceberg_lineage.lineage.events import MAX_EVENT_BYTES, dataset_event, snapshot_run_event, to_json
+from iceberg_lineage.read.metadata import parse_metadata
+from iceberg_lineage.read.source import LoadedTable, RelocatingIO
 from iceberg_lineage.stats import snapshot_stats
 from iceberg_lineage.stats.model import ColumnStats
 
@@ -98,8 +98,8 @@ def test_read_side_input_dataset_with_scan_report():
     from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
     from openlineage.client.uuid import generate_new_uuid
 
-    from iceberg_lineage.events import input_dataset
-    from iceberg_lineage.facets.build import input_statistics_facet, scan_report_facet
+    from iceberg_lineage.lineage.events import input_dataset
+    from iceberg_lineage.lineage.facets.build import input_statistics_facet, scan_report_facet
 
     table = _table()
     report = scan_report_facet(

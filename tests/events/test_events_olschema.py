@@ -10,7 +10,7 @@ import pytest
 from fixture_tables import fixture_table
 from olschema import validate_event
 from iceberg_lineage.config import Settings
-from iceberg_lineage.events import snapshot_run_event, to_json
+from iceberg_lineage.lineage.events import snapshot_run_event, to_json
 from iceberg_lineage.stats import snapshot_stats
 
 

@@ -11,8 +11,8 @@ from pyiceberg.types import DoubleType, LongType, NestedField, StringType, Struc
 
 from olschema import validate_event
 from iceberg_lineage.config import Settings
-from iceberg_lineage.events import dataset_event, history_events, lifecycle_event, to_json
-from iceberg_lineage.source import open_table
+from iceberg_lineage.lineage.events import dataset_event, history_events, lifecycle_event, to_json
+from iceberg_lineage.read.source import open_table
 from iceberg_lineage.stats import table_history
 
 SETTINGS = Settings()

@@ -9,12 +9,12 @@ import pytest
 from lineage_server import Answer, LineageServer
 from openlineage.client.transport.http import HttpTransport
 
-import iceberg_lineage.client as client_module
+import iceberg_lineage.delivery.client as client_module
 from fixture_tables import fixture_table
 from olschema import validate_event
-from iceberg_lineage.client import describe_transport, make_client
+from iceberg_lineage.delivery.client import describe_transport, make_client
 from iceberg_lineage.config import Settings
-from iceberg_lineage.events import history_events, to_json
+from iceberg_lineage.lineage.events import history_events, to_json
 from iceberg_lineage.stats import table_history
 
 

@@ -13,7 +13,7 @@ from fault_helpers import (
     summary_of,
 )
 
-from iceberg_lineage.state import StateStore
+from iceberg_lineage.state.store import StateStore
 
 
 def test_locked_sqlite_catalog(sql_catalog, tmp_path):

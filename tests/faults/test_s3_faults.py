@@ -14,9 +14,9 @@ from fault_helpers import (
 from pyiceberg.catalog.sql import SqlCatalog
 
 from iceberg_lineage.config import Settings
-from iceberg_lineage.scanner import CatalogSpec, ScanOptions, scan
-from iceberg_lineage.source import open_table
-from iceberg_lineage.state import StateStore
+from iceberg_lineage.scan.scanner import CatalogSpec, ScanOptions, scan
+from iceberg_lineage.read.source import open_table
+from iceberg_lineage.state.store import StateStore
 from iceberg_lineage.stats import table_history
 
 TABLES = ("good1", "bad", "good2")

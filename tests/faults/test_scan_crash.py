@@ -19,7 +19,7 @@ from fault_helpers import (
     write_tables,
 )
 
-from iceberg_lineage.state import StateStore
+from iceberg_lineage.state.store import StateStore
 
 TABLES, COMMITS = 40, 5  # 200 snapshots
 

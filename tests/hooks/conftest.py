@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from hk_helpers import Collector, FileSink
 
-from iceberg_lineage import runs
+from iceberg_lineage.hook import runs
 
 
 @pytest.fixture(autouse=True)

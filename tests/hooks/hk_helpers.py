@@ -13,7 +13,7 @@ from openlineage.client.transport.http import HttpConfig, HttpTransport
 from lineage_server import Answer, LineageServer
 from olschema import validate_event
 
-from iceberg_lineage.runs import flush_all
+from iceberg_lineage.hook.runs import flush_all
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
 

@@ -7,7 +7,7 @@ from hk_helpers import (
     SCHEMA, commit_report, lifecycle, outputs, rows, table_of, tags_in_metadata, valid, version,
 )
 
-from iceberg_lineage import hook
+from iceberg_lineage.hook import reporter as hook
 
 
 @pytest.fixture

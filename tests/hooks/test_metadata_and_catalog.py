@@ -6,7 +6,7 @@ from hk_helpers import SCHEMA, lifecycle, outputs, rows, table_of, valid, versio
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import StringType
 
-from iceberg_lineage import hook
+from iceberg_lineage.hook import reporter as hook
 
 
 @pytest.fixture

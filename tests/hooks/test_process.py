@@ -74,8 +74,8 @@ def test_read_a_write_b_script_is_one_run(lake, collector, tmp_path):
     assert tags_in_metadata(b) == {written: final["run"]["runId"]}
 
     from iceberg_lineage.config import Settings
-    from iceberg_lineage.scanner import CatalogSpec, ScanOptions, scan
-    from iceberg_lineage.state import StateStore
+    from iceberg_lineage.scan.scanner import CatalogSpec, ScanOptions, scan
+    from iceberg_lineage.state.store import StateStore
 
     sent: list[str] = []
     spec = CatalogSpec.of("lake", {"type": "sql", **catalog.properties})
@@ -155,7 +155,7 @@ def test_catalog_property_as_load_catalog_argument(lake, tmp_path):
         observed.load_table("db.b").append(rows(5))
     finally:
         uninstall()
-    from iceberg_lineage.runs import flush_all
+    from iceberg_lineage.hook.runs import flush_all
 
     assert flush_all(30)
     (event,) = valid(read_events(tmp_path / ".iceberg-lineage" / "events.jsonl"))

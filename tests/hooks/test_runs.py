@@ -6,8 +6,8 @@ import threading
 import pytest
 from hk_helpers import SCHEMA, inputs, outputs, rows, table_of, tags_in_metadata, valid, version
 
-import iceberg_lineage.runs as runs
-from iceberg_lineage import hook
+import iceberg_lineage.hook.runs as runs
+from iceberg_lineage.hook import reporter as hook
 
 
 @pytest.fixture

@@ -12,11 +12,11 @@ from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 from pyiceberg.exceptions import CommitFailedException
 
-from iceberg_lineage import hook
+from iceberg_lineage.hook import reporter as hook
 from iceberg_lineage.config import Settings
-from iceberg_lineage.delivery import Delivery, replay
-from iceberg_lineage.runs import Emitter
-from iceberg_lineage.spool import Spool
+from iceberg_lineage.delivery.delivery import Delivery, replay
+from iceberg_lineage.hook.runs import Emitter
+from iceberg_lineage.delivery.spool import Spool
 
 
 def test_commit_that_fails_for_good_is_a_fail_run_and_the_error_is_untouched(sql_catalog, sink):
@@ -141,7 +141,7 @@ def test_a_full_queue_spills_to_the_spool_without_blocking(tmp_path):
 
 
 def test_exit_flush_spools_what_a_stuck_transport_did_not_take(tmp_path):
-    from iceberg_lineage.runs import emitter_for, flush_all
+    from iceberg_lineage.hook.runs import emitter_for, flush_all
 
     gate = threading.Event()
     server = Collector(gate=gate)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from hk_helpers import SCHEMA, inputs, rows, valid, version
 
-from iceberg_lineage import hook
+from iceberg_lineage.hook import reporter as hook
 
 
 def _scan_events(events):

@@ -63,7 +63,7 @@ def _client(url: str) -> Any:
 
 
 def _replay(spool: Path, client: Any) -> int:
-    from iceberg_lineage.delivery import replay
+    from iceberg_lineage.delivery.delivery import replay
 
     result = replay(spool, client)
     assert result.remaining == 0, result
@@ -75,8 +75,8 @@ def hook_load(root: Path, threads: int, commits: int) -> LoadResult:
 
     The hook's spool is ``./.iceberg-lineage/spool`` of the working directory (``spool.path``'s default).
     """
-    from iceberg_lineage import runs
-    from iceberg_lineage.hook import RUN_ID_PROPERTY, observe
+    from iceberg_lineage.hook import runs
+    from iceberg_lineage.hook.reporter import RUN_ID_PROPERTY, observe
 
     runs.shutdown()
     server = failing_server(every_tenth_fails)
@@ -113,9 +113,9 @@ def hook_load(root: Path, threads: int, commits: int) -> LoadResult:
 def scan_load(root: Path, tables: int, workers: int = 4) -> LoadResult:
     """``tables`` one-snapshot tables, scanned once (everything new) and once more (nothing new)."""
     from iceberg_lineage.config import Settings
-    from iceberg_lineage.delivery import Delivery
-    from iceberg_lineage.scanner import CatalogSpec, ScanOptions, delivery_sink, scan
-    from iceberg_lineage.state import StateStore
+    from iceberg_lineage.delivery.delivery import Delivery
+    from iceberg_lineage.scan.scanner import CatalogSpec, ScanOptions, delivery_sink, scan
+    from iceberg_lineage.state.store import StateStore
 
     catalog = _catalog(root, "many")
     write_tables(catalog, tables, 1)

@@ -73,7 +73,7 @@ def test_quickstart(tmp_path, monkeypatch, mpl_config):
 
 
 def test_catalog_scan(tmp_path, monkeypatch, mpl_config, sql_catalog):
-    from iceberg_lineage.demo import write_demo_table
+    from iceberg_lineage.demo.tables import write_demo_table
 
     nb = execute("catalog_scan.ipynb", tmp_path, monkeypatch, mpl_config)
     # the same tables written here: the scan emits one run per snapshot

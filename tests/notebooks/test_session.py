@@ -82,7 +82,7 @@ def test_disabled_sends_and_logs_nothing(sql_catalog, monkeypatch):
 
 
 def test_preview_scan_sends_and_records_nothing(sql_catalog, tmp_path):
-    from iceberg_lineage.demo import write_demo_table
+    from iceberg_lineage.demo.tables import write_demo_table
 
     table = write_demo_table(sql_catalog, "db.orders", commits=6)
     preview = preview_scan(sql_catalog)

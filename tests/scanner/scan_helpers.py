@@ -11,8 +11,8 @@ from typing import Any, Iterable
 import pyarrow as pa
 
 from iceberg_lineage.config import Settings
-from iceberg_lineage.scanner import CatalogSpec, ScanOptions, ScanSummary, scan
-from iceberg_lineage.state import StateStore
+from iceberg_lineage.scan.scanner import CatalogSpec, ScanOptions, ScanSummary, scan
+from iceberg_lineage.state.store import StateStore
 
 SCAN_CLI = "import sys; from iceberg_lineage.cli import main; main(['scan', *sys.argv[1:]], prog_name='iceberg-lineage')"
 

@@ -10,7 +10,7 @@ from olschema import validate_event
 
 
 def make_run(cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "iceberg_lineage.demo_scan"], cwd=cwd, env=dict(os.environ),
+    return subprocess.run([sys.executable, "-m", "iceberg_lineage.demo"], cwd=cwd, env=dict(os.environ),
                           capture_output=True, text=True, timeout=180)
 
 

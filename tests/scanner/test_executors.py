@@ -5,7 +5,7 @@ import datetime as dt
 
 import pytest
 
-from iceberg_lineage.executors import manifest_pool, open_executor
+from iceberg_lineage.stats.parallel import manifest_pool, open_executor
 from iceberg_lineage.errors import ConfigError
 from scan_helpers import run_scan, write_table
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from olschema import validate_event
 
-from iceberg_lineage.metadata import parse_metadata
+from iceberg_lineage.read.metadata import parse_metadata
 from relocate_table import relocated_copy
 from scan_helpers import run_scan, snapshot_ids
 

@@ -8,8 +8,8 @@ import pytest
 from olschema import validate_event
 
 from iceberg_lineage.config import Settings
-from iceberg_lineage.scanner import CatalogSpec, ScanOptions, scan
-from iceberg_lineage.state import StateStore
+from iceberg_lineage.scan.scanner import CatalogSpec, ScanOptions, scan
+from iceberg_lineage.state.store import StateStore
 from scan_helpers import Recorder, snapshot_ids, write_table
 
 pytest.importorskip("moto.server")

@@ -12,7 +12,7 @@ import pytest
 from lineage_server import LineageServer
 from olschema import validate_event
 
-from iceberg_lineage.state import acquire_lock
+from iceberg_lineage.state.store import acquire_lock
 from scan_helpers import SCAN_CLI, catalog_env, cli, lifecycle, snapshot_ids, write_table
 
 

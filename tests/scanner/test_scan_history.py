@@ -7,8 +7,8 @@ import os
 import pytest
 from olschema import validate_event
 
-from iceberg_lineage.scanner import ScanOptions, TableFilter, find_gap
-from iceberg_lineage.state import StateStore, Watermark
+from iceberg_lineage.scan.scanner import ScanOptions, TableFilter, find_gap
+from iceberg_lineage.state.store import StateStore, Watermark
 
 from scan_helpers import Recorder, lifecycle, rows, run_scan, snapshot_ids, write_table
 
@@ -137,7 +137,7 @@ def test_expired_before_emitted_is_reported_as_a_gap(sql_catalog, state_path):
 
 
 def test_gap_detection_is_pure():
-    from iceberg_lineage.metadata import parse_metadata
+    from iceberg_lineage.read.metadata import parse_metadata
 
     def snap(i: int, seq: int) -> dict:
         return {"snapshot-id": i, "sequence-number": seq, "timestamp-ms": 1000 * seq, "manifest-list": "x",

@@ -18,9 +18,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from iceberg_lineage.client import make_client
+from iceberg_lineage.delivery.client import make_client
 from iceberg_lineage.config import Settings
-from iceberg_lineage.delivery import Delivery
+from iceberg_lineage.delivery.delivery import Delivery
 
 
 def self_signed(directory: Path) -> tuple[Path, Path]:

@@ -7,12 +7,7 @@ import pytest
 
 from iceberg_lineage import redact
 from iceberg_lineage.redact import (
-    SecretFilter,
-    is_secret_key,
-    redact_text,
-    safe_properties,
-    secret_values,
-    strip_userinfo,
+    SecretFilter, is_secret_key, redact_text, safe_properties, secret_values, strip_userinfo,
 )
 
 SECRET_KEYS = [
@@ -106,7 +101,7 @@ def test_installed_filter_scrubs_child_loggers_only_of_its_trees(caplog):
     scrubber = SecretFilter({"PLANTED-SECRET"})
     scrubber.install(("iceberg_lineage",))
     try:
-        _record(logging.getLogger("iceberg_lineage.delivery.inner"), "key %s", "PLANTED-SECRET")
+        _record(logging.getLogger("iceberg_lineage.delivery.delivery.inner"), "key %s", "PLANTED-SECRET")
         logging.getLogger("iceberg_lineage_other").info("PLANTED-SECRET")
     finally:
         scrubber.uninstall()

@@ -11,8 +11,8 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.expressions import EqualTo, In
 from sec_helpers import EMAIL_FRAGMENTS, leaks, personal_rows
 
-from iceberg_lineage import runs
-from iceberg_lineage.hook import observe
+from iceberg_lineage.hook import runs
+from iceberg_lineage.hook.reporter import observe
 
 FILTERS = (
     "email == 'alice@example.com'",

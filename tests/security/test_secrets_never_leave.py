@@ -27,11 +27,11 @@ from sec_helpers import (
     write_pyiceberg_config,
 )
 
-from iceberg_lineage import runs
+from iceberg_lineage.hook import runs
 from iceberg_lineage.config import Settings
-from iceberg_lineage.events import history_events, to_json
+from iceberg_lineage.lineage.events import history_events, to_json
 from iceberg_lineage.redact import safe_properties
-from iceberg_lineage.source import open_table
+from iceberg_lineage.read.source import open_table
 from iceberg_lineage.stats import table_history
 
 
@@ -105,7 +105,7 @@ def test_unreachable_secret_catalog_fails_without_secrets(tmp_path, monkeypatch)
 
 
 def test_hook_events_and_logs_keep_no_secret(tmp_path, caplog):
-    from iceberg_lineage.hook import observe
+    from iceberg_lineage.hook.reporter import observe
 
     caplog.set_level(logging.DEBUG)
     runs.shutdown()

@@ -14,7 +14,7 @@ from pyiceberg.types import (
     StringType, TimestampType, TimestamptzType, TimeType, UUIDType,
 )
 
-from iceberg_lineage.bounds import BoundDecodeError, decode_bound
+from iceberg_lineage.read.bounds import BoundDecodeError, decode_bound
 
 EPOCH = dt.datetime(1970, 1, 1)
 FAST = settings(max_examples=150, deadline=None, derandomize=True)

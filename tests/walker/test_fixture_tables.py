@@ -12,7 +12,7 @@ import fastavro
 import pytest
 
 from fixture_tables import FIXTURE_TABLES, fixture_table
-from iceberg_lineage.metadata import STABLE_ID_NAMESPACE, normalise_location
+from iceberg_lineage.read.metadata import STABLE_ID_NAMESPACE, normalise_location
 from iceberg_lineage.stats import table_history
 
 SUMMARY_KEYS = {
@@ -229,7 +229,7 @@ def test_types_pyiceberg_cannot_load_do_not_stop_the_other_columns(tmp_path):
     import shutil
 
     from fixture_tables import FIXTURES, fixture_relocation
-    from iceberg_lineage.source import open_table
+    from iceberg_lineage.read.source import open_table
 
     name = "impala_spark_v3_deletion_vectors"
     table_dir = tmp_path / name

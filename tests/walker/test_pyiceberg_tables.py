@@ -92,7 +92,7 @@ def test_removed_and_added_by_each_snapshot(sql_catalog):
     assert (delete_snap.added_data_files, delete_snap.added_records) == (0, 0)
     # summary-free computation agrees with the summary
     from test_fixture_tables import _without_summaries
-    from iceberg_lineage.source import open_table
+    from iceberg_lineage.read.source import open_table
 
     computed = table_history(_without_summaries(open_table(table)))
     for a, b in zip(history, computed):
@@ -212,7 +212,7 @@ def test_writer_schemas_are_parsed_once_and_list_rows_built_once(sql_catalog, mo
     25 lists (fast appends repeat their parent's rows) are 25 distinct manifest rows, each built once."""
     import fastavro
 
-    import iceberg_lineage.manifests as manifests
+    import iceberg_lineage.read.manifests as manifests
 
     table = sql_catalog.create_table("db.t", schema=SCHEMA)
     for i in range(25):

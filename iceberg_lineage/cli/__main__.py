@@ -1,0 +1,4 @@
+"""``python -m iceberg_lineage.cli``."""
+from iceberg_lineage.cli import main
+
+main()

@@ -1,0 +1,133 @@
+"""What every ``iceberg-lineage`` command shares: exit codes, one-line errors, and the table/column options.
+
+Exit codes: 0 everything asked for was done; 1 some or all tables could not be read (reason on stderr);
+2 usage or configuration error.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable, Iterable
+
+import click
+
+from iceberg_lineage.errors import ConfigError, IcebergLineageError
+
+EXIT_OK, EXIT_TABLE_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def fail(exc: BaseException, debug: bool, code: int = EXIT_TABLE_FAILED) -> None:
+    """Print one line on stderr (a traceback only with --debug) and exit."""
+    if debug:
+        import traceback
+
+        traceback.print_exception(exc)
+    from iceberg_lineage.redact import scrub
+
+    message = exc.one_line() if isinstance(exc, IcebergLineageError) else f"{type(exc).__name__}: {exc}"
+    click.echo(f"iceberg-lineage: error: {scrub(message)}", err=True)
+    sys.exit(code)
+
+
+def run_guarded(debug: bool, body: Callable[[], int | None]) -> None:
+    """Run a command body, mapping library errors to exit codes."""
+    try:
+        code = body()
+    except ConfigError as exc:
+        fail(exc, debug, EXIT_USAGE)
+    except IcebergLineageError as exc:
+        fail(exc, debug, EXIT_TABLE_FAILED)
+    except (ValueError, TypeError) as exc:
+        if debug:
+            raise
+        fail(exc, debug, EXIT_USAGE)
+    sys.exit(code or EXIT_OK)
+
+
+def parse_relocate(values: Iterable[str]) -> dict[str, str]:
+    out = {}
+    for v in values:
+        old, sep, new = v.partition("=")
+        if not sep or not old or not new:
+            raise click.BadParameter(f"expected OLD=NEW, got {v!r}", param_hint="--relocate")
+        out[old] = new
+    return out
+
+
+def table_options(f: Callable) -> Callable:
+    """The options that say which table (and which snapshots) a command is about."""
+    options = [
+        click.option("--metadata", "metadata", metavar="PATH", help="metadata.json path or URI, or a table directory."),
+        click.option("--catalog", metavar="NAME", help="PyIceberg catalog name (.pyiceberg.yaml, PYICEBERG_CATALOG__*)."),
+        click.option("--table", metavar="NS.TABLE", help="Table identifier in --catalog."),
+        click.option("--snapshot", type=int, metavar="ID", help="Snapshot id (default: the current snapshot)."),
+        click.option("--all-snapshots", is_flag=True, help="Every snapshot in snapshots[], in commit order."),
+        click.option(
+            "--relocate", multiple=True, metavar="OLD=NEW",
+            help="Read files whose paths start with OLD from NEW instead (tables copied away from their writer).",
+        ),
+        click.option("--debug", is_flag=True, help="Show tracebacks."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def column_options(f: Callable) -> Callable:
+    options = [
+        click.option("--column-stats", type=click.Choice(["none", "counts", "bounds"]), default=None,
+                     help="Column statistics to compute (default: column_stats.mode, bounds)."),
+        click.option("--include-columns", multiple=True, metavar="GLOB", help="Only these dotted column names."),
+        click.option("--exclude-columns", multiple=True, metavar="GLOB", help="Never these dotted column names."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def column_flags(column_stats: str | None, include: tuple[str, ...], exclude: tuple[str, ...]) -> dict[str, Any]:
+    return {
+        "column_stats.mode": column_stats,
+        "column_stats.include": include or None,
+        "column_stats.exclude": exclude or None,
+    }
+
+
+def resolve_table(metadata: str | None, catalog: str | None, table: str | None, relocate: tuple[str, ...]):
+    """Open the table named by --metadata, or by --catalog and --table."""
+    from iceberg_lineage.read.source import open_table
+
+    reloc = parse_relocate(relocate)
+    if metadata and (catalog or table):
+        raise ConfigError("use either --metadata or --catalog/--table, not both")
+    if metadata:
+        return open_table(metadata, relocate=reloc)
+    if catalog and table:
+        return open_table(table, catalog=catalog, relocate=reloc)
+    raise ConfigError("give --metadata PATH, or --catalog NAME and --table NS.TABLE")
+
+
+def default_format() -> str:
+    return "text" if sys.stdout.isatty() else "json"
+
+
+def settings_and_table(metadata: str | None, catalog: str | None, table: str | None, relocate: tuple[str, ...],
+                       snapshot: int | None, all_snapshots: bool, column_stats: str | None,
+                       include_columns: tuple[str, ...], exclude_columns: tuple[str, ...]):
+    """The prologue of every per-table command: check the snapshot options, resolve the settings, open the table."""
+    from iceberg_lineage.config import load_settings
+
+    if snapshot is not None and all_snapshots:
+        raise ConfigError("use either --snapshot or --all-snapshots")
+    settings = load_settings(column_flags(column_stats, include_columns, exclude_columns))
+    return settings, resolve_table(metadata, catalog, table, relocate)
+
+
+def selected_snapshot_ids(loaded: Any, snapshot: int | None, all_snapshots: bool) -> list[int] | None:
+    """``None`` for every snapshot, else the one asked for (default: the current one; none for an empty table)."""
+    if all_snapshots:
+        return None
+    md = loaded.metadata
+    sid = snapshot if snapshot is not None else md.current_snapshot_id
+    if sid is not None and md.snapshot_by_id(sid) is None:
+        raise IcebergLineageError(f"no snapshot {sid}", table=loaded.display_name, file=md.metadata_location)
+    return [] if sid is None else [sid]

@@ -1,0 +1,327 @@
+"""OpenLineage events of an Iceberg table: one run per snapshot, dataset-only state events, and lifecycle runs.
+
+Events are pure values built with openlineage-python's classes. Run ids of snapshots are deterministic (UUIDv7 at
+the snapshot's timestamp, hashed from table identity and snapshot id), so emitting the same history twice gives
+the same runs; ``to_json`` sorts keys, so the JSON is byte-identical apart from ``captureDate``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import datetime as dt
+from typing import Any, Callable, Iterable, Literal, TypeVar
+from uuid import UUID
+
+from openlineage.client.event_v2 import (
+    DatasetEvent,
+    InputDataset,
+    Job,
+    OutputDataset,
+    Run,
+    RunEvent,
+    RunState,
+    StaticDataset,
+)
+from openlineage.client.serde import Serde
+from openlineage.client.uuid import generate_static_uuid
+
+from iceberg_lineage.config import Settings
+from iceberg_lineage.lineage.facets import COMMIT_REPORT_KEY, STATISTICS_KEY
+from iceberg_lineage.lineage.facets import build as fb
+from iceberg_lineage.read.metadata import Schema
+from iceberg_lineage.lineage.naming import dataset_identity, table_parts
+from iceberg_lineage.read.source import LoadedTable
+from iceberg_lineage.stats.model import SnapshotStats, TableHistory
+
+#: An event larger than this is refused by common backends (Marquez, Kafka defaults); per-column detail is dropped
+#: from the statistics facets to stay below it.
+MAX_EVENT_BYTES = 1_000_000
+#: Job-name suffix of snapshots whose summary names no engine.
+DEFAULT_ENGINE = "commit"
+
+TableEventKind = Literal["CREATE", "DROP", "RENAME", "ALTER", "TRUNCATE", "OVERWRITE"]
+
+
+def to_json(event: Any) -> str:
+    """Deterministic JSON (sorted keys, nulls dropped) via openlineage-python's serialiser."""
+    return Serde.to_json(event)
+
+
+# -- ids and names ---------------------------------------------------------------------------------------------------
+
+def snapshot_run_id(identity: str, snapshot_id: int, timestamp_ms: int) -> UUID:
+    """The run id of a snapshot: the same on every machine, every time."""
+    return generate_static_uuid(fb.ms_to_datetime(timestamp_ms), f"{identity}{snapshot_id}".encode())
+
+
+def lifecycle_run_id(identity: str, kind: str, metadata_location: str | None, instant: dt.datetime) -> UUID:
+    """The run id of a DROP or RENAME seen by a scanner: stable for one table, kind and metadata file."""
+    return generate_static_uuid(instant, f"{identity}{kind}{metadata_location or ''}".encode())
+
+
+def job_name(table: LoadedTable, engine: str) -> str:
+    """``<ns>.<table>.<engine>``; without a catalog the table is the location's last segment (``<table>.<engine>``)."""
+    namespace, name = table_parts(table)
+    return ".".join((*namespace, name, engine))
+
+
+def snapshot_engine(summary: Any) -> str:
+    return summary.get("engine-name") or DEFAULT_ENGINE
+
+
+# -- dataset facets --------------------------------------------------------------------------------------------------
+
+def _table_facets(table: LoadedTable, settings: Settings, schema: Schema) -> dict[str, Any]:
+    """Facets that describe the table itself, whatever the snapshot."""
+    identity = dataset_identity(table, settings)
+    props = table.metadata.properties
+    facets: dict[str, Any] = {
+        "schema": fb.schema_facet(schema),
+        "catalog": fb.catalog_facet(table),
+        "storage": fb.storage_facet(props),
+        "datasetType": fb.dataset_type_facet(),
+        "symlinks": fb.symlinks_facet(identity.symlinks),
+        "documentation": fb.documentation_facet(props),
+        "ownership": fb.ownership_facet(props),
+    }
+    return {k: v for k, v in facets.items() if v is not None}
+
+
+def _parent_schema(table: LoadedTable, stats: SnapshotStats) -> Schema | None:
+    """The parent snapshot's schema when both snapshots name theirs (v1 tables often do not: then unknown)."""
+    md = table.metadata
+    parent = md.snapshot_by_id(stats.parent_id) if stats.parent_id is not None else None
+    if parent is None or parent.schema_id is None or stats.schema_id is None:
+        return None
+    return md.schemas.get(parent.schema_id)
+
+
+def _snapshot_schema(table: LoadedTable, stats: SnapshotStats) -> Schema:
+    return table.metadata.schema_for(table.metadata.snapshot_by_id(stats.snapshot_id))
+
+
+def _snapshot_facets(
+    table: LoadedTable,
+    stats: SnapshotStats,
+    settings: Settings,
+    change: dict[str, Any] | None,
+    capture: dt.datetime,
+    with_columns: bool,
+) -> dict[str, Any]:
+    facets = _table_facets(table, settings, _snapshot_schema(table, stats))
+    facets["version"] = fb.version_facet(stats.snapshot_id)
+    facets["dataQualityMetrics"] = fb.data_quality_facet(stats, capture, with_columns=with_columns)
+    facets[STATISTICS_KEY] = fb.statistics_facet(stats, change, with_columns=with_columns)
+    return facets
+
+
+_E = TypeVar("_E", RunEvent, DatasetEvent)
+
+
+def _fit(build: Callable[[bool], _E], stats: SnapshotStats | None) -> _E:
+    """Build an event with per-column detail, or without it when that would exceed :data:`MAX_EVENT_BYTES`.
+
+    Only events with column statistics are measured: without them there is nothing to drop, and serialising
+    to measure would double the cost of every hook event."""
+    event = build(True)
+    if stats is None or not stats.columns or len(to_json(event).encode()) <= MAX_EVENT_BYTES:
+        return event
+    return build(False)
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+# -- events ----------------------------------------------------------------------------------------------------------
+
+def snapshot_run_event(
+    table: LoadedTable,
+    stats: SnapshotStats,
+    settings: Settings,
+    *,
+    parent_schema: Schema | None = None,
+    engine: str | None = None,
+    run_id: UUID | str | None = None,
+    event_type: RunState = RunState.COMPLETE,
+    duration_ms: int | None = None,
+    attempts: int | None = None,
+    capture_time: dt.datetime | None = None,
+) -> RunEvent:
+    """The run that produced one snapshot, with the table (at that snapshot) as its output.
+
+    ``parent_schema`` defaults to the parent snapshot's schema from the table metadata; ``engine`` to the
+    summary's ``engine-name`` (else ``commit``); ``run_id`` to :func:`snapshot_run_id`. Hooks pass their own
+    engine, a fresh run id, and the measured ``duration_ms`` and ``attempts``.
+    """
+    md = table.metadata
+    before = parent_schema if parent_schema is not None else _parent_schema(table, stats)
+    change = fb.schema_change(before, _snapshot_schema(table, stats)) if before is not None else None
+    lifecycle = fb.snapshot_lifecycle(stats, change is not None)
+    identity = dataset_identity(table, settings)
+    summary = stats.summary
+    engine_name = engine or snapshot_engine(summary)
+    capture = capture_time or _now()
+
+    run_facets = {
+        "externalQuery": fb.external_query_facet(summary),
+        "processing_engine": fb.processing_engine_facet(summary),
+    }
+    output_facets = {
+        "outputStatistics": fb.output_statistics_facet(stats),
+        COMMIT_REPORT_KEY: fb.commit_report_facet(
+            stats.snapshot_id, stats.sequence_number, summary, duration_ms=duration_ms, attempts=attempts
+        ),
+    }
+
+    def build(with_columns: bool) -> RunEvent:
+        facets = _snapshot_facets(table, stats, settings, change, capture, with_columns)
+        if lifecycle is not None:
+            facets["lifecycleStateChange"] = fb.lifecycle_facet(lifecycle)
+        return RunEvent(
+            eventType=event_type,
+            eventTime=fb.iso_time(fb.ms_to_datetime(stats.timestamp_ms)),
+            run=Run(
+                runId=str(run_id or snapshot_run_id(md.identity, stats.snapshot_id, stats.timestamp_ms)),
+                facets={k: v for k, v in run_facets.items() if v is not None},
+            ),
+            job=Job(
+                namespace=settings.job_namespace,
+                name=job_name(table, engine_name),
+                facets={"jobType": fb.job_type_facet("COMMIT")},
+            ),
+            outputs=[
+                OutputDataset(
+                    namespace=identity.namespace,
+                    name=identity.name,
+                    facets=facets,
+                    outputFacets={k: v for k, v in output_facets.items() if v is not None},
+                )
+            ],
+            producer=fb.PRODUCER,
+        )
+
+    return _fit(build, stats)
+
+
+def input_dataset(
+    table: LoadedTable, settings: Settings, snapshot_id: int | None, input_facets: dict[str, Any] | None = None
+) -> InputDataset:
+    """The table as the input of a read (hooks): its identity, symlinks, the snapshot read, and input facets such
+    as ``inputStatistics`` and ``icebergScanReport`` (see :func:`facets.build.scan_report_facet`)."""
+    identity = dataset_identity(table, settings)
+    facets: dict[str, Any] = {}
+    if identity.symlinks:
+        facets["symlinks"] = fb.symlinks_facet(identity.symlinks)
+    if snapshot_id is not None:
+        facets["version"] = fb.version_facet(snapshot_id)
+    return InputDataset(
+        namespace=identity.namespace, name=identity.name, facets=facets, inputFacets=dict(input_facets or {})
+    )
+
+
+def history_events(
+    table: LoadedTable, history: TableHistory | Iterable[SnapshotStats], settings: Settings, *,
+    capture_time: dt.datetime | None = None,
+) -> list[RunEvent]:
+    """One COMPLETE run per snapshot, in commit order."""
+    capture = capture_time or _now()
+    return [snapshot_run_event(table, stats, settings, capture_time=capture) for stats in history]
+
+
+def dataset_event(
+    table: LoadedTable,
+    stats: SnapshotStats | None,
+    settings: Settings,
+    *,
+    capture_time: dt.datetime | None = None,
+) -> DatasetEvent:
+    """The table's current state without a run: table facets plus, when there is a snapshot, its statistics.
+
+    The event time is the snapshot's timestamp (the table's last update without one), so re-emitting an
+    unchanged table gives the same event.
+    """
+    md = table.metadata
+    identity = dataset_identity(table, settings)
+    capture = capture_time or _now()
+    when = fb.ms_to_datetime(stats.timestamp_ms) if stats is not None else fb.ms_to_datetime(md.last_updated_ms or 0)
+
+    def build(with_columns: bool) -> DatasetEvent:
+        if stats is None:
+            facets = _table_facets(table, settings, md.current_schema)
+        else:
+            facets = _snapshot_facets(table, stats, settings, None, capture, with_columns)
+        return DatasetEvent(
+            eventTime=fb.iso_time(when),
+            dataset=StaticDataset(namespace=identity.namespace, name=identity.name, facets=facets),
+            producer=fb.PRODUCER,
+        )
+
+    return _fit(build, stats)
+
+
+def lifecycle_event(
+    table: LoadedTable,
+    kind: TableEventKind,
+    settings: Settings,
+    *,
+    previous_identifier: tuple[str, ...] | None = None,
+    engine: str = "catalog",
+    run_id: UUID | str | None = None,
+    event_time: dt.datetime | None = None,
+) -> RunEvent:
+    """A catalog operation on the table (CREATE, DROP, RENAME...) as a COMPLETE run with the table as output.
+
+    For RENAME, ``table`` is the renamed table and ``previous_identifier`` its old catalog identifier. Without
+    ``run_id`` the id is deterministic (:func:`lifecycle_run_id` at the metadata's last update), as a scanner
+    needs; hooks pass a fresh ``generate_new_uuid()``.
+    """
+    md = table.metadata
+    identity = dataset_identity(table, settings)
+    last_update = fb.ms_to_datetime(md.last_updated_ms or 0)
+    previous = None
+    if previous_identifier is not None:
+        old = dataset_identity(dataclasses.replace(table, identifier=tuple(previous_identifier)), settings)
+        previous = (old.namespace, old.name)
+    facets = _table_facets(table, settings, md.current_schema)
+    if md.current_snapshot_id is not None:
+        facets["version"] = fb.version_facet(md.current_snapshot_id)
+    facets["lifecycleStateChange"] = fb.lifecycle_facet(fb.LifecycleStateChange(kind), previous)
+    return RunEvent(
+        eventType=RunState.COMPLETE,
+        eventTime=fb.iso_time(event_time or _now()),
+        run=Run(runId=str(run_id or lifecycle_run_id(md.identity, kind, md.metadata_location, last_update))),
+        job=Job(
+            namespace=settings.job_namespace,
+            name=job_name(table, engine),
+            facets={"jobType": fb.job_type_facet(kind)},
+        ),
+        outputs=[OutputDataset(namespace=identity.namespace, name=identity.name, facets=facets)],
+        producer=fb.PRODUCER,
+    )
+
+
+def from_json(text: str) -> Any:
+    """An openlineage-python event object from our own event JSON, for ``Delivery.emit`` (scanner workers return JSON).
+
+    Facets stay plain dicts: openlineage-python serialises them as they are, so the delivered JSON is the JSON the
+    worker built.
+    """
+    d = json.loads(text)
+    common = {"eventTime": d["eventTime"], "producer": d.get("producer", "")}
+    if "dataset" in d:
+        ds = d["dataset"]
+        dataset = StaticDataset(namespace=ds["namespace"], name=ds["name"], facets=ds.get("facets") or {})
+        return DatasetEvent(dataset=dataset, **common)
+    return RunEvent(
+        eventType=RunState(d["eventType"]) if d.get("eventType") else None,
+        run=Run(d["run"]["runId"], d["run"].get("facets") or {}),
+        job=Job(d["job"]["namespace"], d["job"]["name"], d["job"].get("facets") or {}),
+        inputs=[InputDataset(namespace=i["namespace"], name=i["name"], facets=i.get("facets") or {},
+                             inputFacets=i.get("inputFacets") or {})
+                for i in d.get("inputs") or []],
+        outputs=[OutputDataset(namespace=o["namespace"], name=o["name"], facets=o.get("facets") or {},
+                               outputFacets=o.get("outputFacets") or {})
+                 for o in d.get("outputs") or []],
+        **common,
+    )

@@ -1,0 +1,245 @@
+"""The scanner's watermark store: which snapshots of which table were already emitted, in one SQLite file.
+
+Tables are keyed by identity (``table-uuid``, or the walker's stable id), not by name, so a renamed table keeps its
+history. A snapshot is written here only after its event was delivered or spooled; a crash in between re-emits
+it (same runId) next time, never loses it. A file lock next to the database keeps overlapping runs apart.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from iceberg_lineage.errors import ConfigError, IcebergLineageError
+
+SCHEMA_VERSION = 1
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tables (
+    identity TEXT PRIMARY KEY,
+    catalog TEXT NOT NULL,
+    identifier TEXT NOT NULL,          -- JSON array: namespace parts may contain dots
+    location TEXT NOT NULL,
+    metadata_location TEXT,
+    current_snapshot_id INTEGER,       -- --mode current watermark: last current snapshot sent as a DatasetEvent
+    dropped INTEGER NOT NULL DEFAULT 0,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tables_by_name ON tables (catalog, identifier);
+CREATE TABLE IF NOT EXISTS snapshots (
+    identity TEXT NOT NULL,
+    snapshot_id INTEGER NOT NULL,
+    sequence_number INTEGER,
+    timestamp_ms INTEGER,
+    via TEXT NOT NULL,                 -- 'scan' or 'hook'
+    run_id TEXT,
+    recorded_at REAL NOT NULL,
+    PRIMARY KEY (identity, snapshot_id)
+) WITHOUT ROWID;
+"""
+
+
+class StateLockedError(IcebergLineageError):
+    """Another run holds the state lock (CLI exit code 2)."""
+
+    kind = "lock"
+
+
+@dataclass(frozen=True)
+class TableState:
+    identity: str
+    catalog: str
+    identifier: tuple[str, ...]
+    location: str
+    metadata_location: str | None
+    current_snapshot_id: int | None
+    dropped: bool
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """What a table task needs to know about a table's past: the emitted ids and the newest emitted commit."""
+
+    emitted: frozenset[int] = frozenset()
+    last_sequence_number: int | None = None
+    last_timestamp_ms: int | None = None
+    current_snapshot_id: int | None = None
+
+
+@dataclass(frozen=True)
+class EmittedSnapshot:
+    snapshot_id: int
+    sequence_number: int | None
+    timestamp_ms: int | None
+    via: str  # "scan" | "hook"
+    run_id: str | None
+
+
+@dataclass(frozen=True)
+class TableRecord:
+    """One table's advance, written in one transaction."""
+
+    identity: str
+    catalog: str
+    identifier: tuple[str, ...]
+    location: str
+    metadata_location: str | None
+    snapshots: tuple[EmittedSnapshot, ...] = ()
+    current_snapshot_id: int | None = None
+
+
+class StateStore:
+    """The SQLite watermark store. ``readonly`` (dry runs) never creates nor changes the file."""
+
+    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
+        self.path = Path(path)
+        self.readonly = readonly
+        if readonly:
+            self._db = sqlite3.connect(":memory:") if not self.path.exists() else sqlite3.connect(
+                f"file:{self.path.resolve()}?mode=ro", uri=True
+            )
+            if not self.path.exists():
+                self._db.executescript(_DDL)
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path)
+            # WAL + synchronous=NORMAL: a power cut may forget the last commits, which only re-emits their
+            # snapshots (same runIds); it can never record an event that was not delivered.
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_DDL)
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            self._db.commit()
+        version = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if version is not None and int(version[0]) != SCHEMA_VERSION:
+            raise ConfigError(f"state file has schema version {version[0]}, expected {SCHEMA_VERSION}", file=str(path))
+
+    # -- reads -------------------------------------------------------------------------------------------------------
+    def get(self, identity: str) -> TableState | None:
+        row = self._db.execute(f"SELECT {_COLUMNS} FROM tables WHERE identity=?", (identity,)).fetchone()
+        return _table_state(row) if row else None
+
+    def find(self, catalog: str, identifier: tuple[str, ...]) -> TableState | None:
+        row = self._db.execute(
+            f"SELECT {_COLUMNS} FROM tables WHERE catalog=? AND identifier=? AND dropped=0",
+            (catalog, _ident(identifier)),
+        ).fetchone()
+        return _table_state(row) if row else None
+
+    def watermark(self, identity: str) -> Watermark:
+        rows = self._db.execute(
+            "SELECT snapshot_id, sequence_number, timestamp_ms FROM snapshots WHERE identity=?", (identity,)
+        ).fetchall()
+        table = self.get(identity)
+        seqs = [r[1] for r in rows if r[1] is not None]
+        times = [r[2] for r in rows if r[2] is not None]
+        return Watermark(
+            emitted=frozenset(r[0] for r in rows),
+            last_sequence_number=max(seqs) if seqs else None,
+            last_timestamp_ms=max(times) if times else None,
+            current_snapshot_id=table.current_snapshot_id if table else None,
+        )
+
+    def tables(self, catalog: str) -> Iterator[TableState]:
+        """Live (not dropped) tables of a catalog, streamed."""
+        cursor = self._db.execute(f"SELECT {_COLUMNS} FROM tables WHERE catalog=? AND dropped=0", (catalog,))
+        for row in cursor:
+            yield _table_state(row)
+
+    def emitted(self, identity: str) -> list[EmittedSnapshot]:
+        rows = self._db.execute(
+            "SELECT snapshot_id, sequence_number, timestamp_ms, via, run_id FROM snapshots WHERE identity=? "
+            "ORDER BY sequence_number, timestamp_ms, snapshot_id",
+            (identity,),
+        ).fetchall()
+        return [EmittedSnapshot(*r) for r in rows]
+
+    # -- writes ------------------------------------------------------------------------------------------------------
+    def record(self, rec: TableRecord) -> None:
+        """Upsert the table (name, location, un-dropped) and add its newly emitted snapshots, atomically."""
+        self._check_writable()
+        now = time.time()
+        with self._db:
+            self._db.execute(
+                "INSERT INTO tables (identity, catalog, identifier, location, metadata_location, current_snapshot_id,"
+                " dropped, updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT(identity) DO UPDATE SET"
+                " catalog=excluded.catalog, identifier=excluded.identifier, location=excluded.location,"
+                " metadata_location=excluded.metadata_location,"
+                " current_snapshot_id=COALESCE(excluded.current_snapshot_id, tables.current_snapshot_id),"
+                " dropped=0, updated_at=excluded.updated_at",
+                (rec.identity, rec.catalog, _ident(rec.identifier), rec.location, rec.metadata_location,
+                 rec.current_snapshot_id, now),
+            )
+            self._db.executemany(
+                "INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(rec.identity, s.snapshot_id, s.sequence_number, s.timestamp_ms, s.via, s.run_id, now)
+                 for s in rec.snapshots],
+            )
+
+    def mark_dropped(self, identity: str) -> None:
+        self._check_writable()
+        with self._db:
+            self._db.execute("UPDATE tables SET dropped=1, updated_at=? WHERE identity=?", (time.time(), identity))
+
+    def rename(self, identity: str, identifier: tuple[str, ...]) -> None:
+        self._check_writable()
+        with self._db:
+            self._db.execute("UPDATE tables SET identifier=?, updated_at=? WHERE identity=?",
+                             (_ident(identifier), time.time(), identity))
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "StateStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_writable(self) -> None:
+        if self.readonly:
+            raise RuntimeError("state store opened read-only")
+
+
+_COLUMNS = "identity, catalog, identifier, location, metadata_location, current_snapshot_id, dropped"
+
+
+def _ident(identifier: tuple[str, ...]) -> str:
+    return json.dumps(list(identifier))
+
+
+def _table_state(row: tuple) -> TableState:
+    return TableState(row[0], row[1], tuple(json.loads(row[2])), row[3], row[4], row[5], bool(row[6]))
+
+
+def lock_path(state_path: str | Path) -> Path:
+    return Path(f"{state_path}.lock")
+
+
+def acquire_lock(state_path: str | Path, *, wait: bool, on_wait: Callable[[str], None] | None = None):
+    """Take the run lock that guards the state (held for the whole run, so two runs never interleave their
+    deliveries and watermark updates).
+
+    Returns the held :class:`filelock.FileLock`. When another run holds it: raises :class:`StateLockedError`, or
+    with ``wait`` says so through ``on_wait`` and blocks until it is free.
+    """
+    from filelock import FileLock, Timeout
+
+    path = lock_path(state_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        if not wait:
+            raise StateLockedError(
+                "another scan is running (it holds the state lock); retry later or pass --wait", file=str(path)
+            ) from None
+        if on_wait is not None:
+            on_wait(f"another scan holds {path}; waiting for it to finish")
+        lock.acquire()
+    return lock
