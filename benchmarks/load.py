@@ -14,9 +14,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "load"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root: tests.support
 
-from load_helpers import LoadResult, hook_load, scan_load
+from tests.support.load import LoadResult, hook_load, scan_load
 
 
 def _in_temp_dir(workload: str, size: dict[str, int]) -> LoadResult:

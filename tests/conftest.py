@@ -6,7 +6,6 @@ import os
 
 import pytest
 
-from fixture_tables import FIXTURE_TABLES, FIXTURES, fixture_relocation, fixture_table  # noqa: F401 (re-exported)
 
 
 @pytest.fixture
@@ -29,3 +28,9 @@ def _isolated_cwd_env(monkeypatch, tmp_path):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def state_path(tmp_path):
+    """Where a scan keeps its watermarks in a test."""
+    return tmp_path / "state" / "state.db"

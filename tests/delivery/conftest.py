@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from dl_helpers import LineageServer, Script, always_ok, free_port
+from tests.support.delivery import LineageServer, Script, always_ok, free_port
 
 from iceberg_lineage.config import Settings
 

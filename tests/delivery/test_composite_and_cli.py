@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from click.testing import CliRunner
-from dl_helpers import Answer, free_port, http_client, key, run_event, run_pairs
+from tests.support.delivery import Answer, free_port, http_client, key, run_event, run_pairs
 from openlineage.client import OpenLineageClient
 from openlineage.client.serde import Serde
 

@@ -7,7 +7,7 @@ import time
 from collections import Counter
 
 import pytest
-from dl_helpers import FAST, Answer, free_port, http_client, key, run_event, run_pairs
+from tests.support.delivery import FAST, Answer, free_port, http_client, key, run_event, run_pairs
 from openlineage.client.serde import Serde
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 from openlineage.client import OpenLineageClient

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from dl_helpers import Answer, free_port, http_client, key, run_event, run_pairs
+from tests.support.delivery import Answer, free_port, http_client, key, run_event, run_pairs
 from openlineage.client import OpenLineageClient
 from openlineage.client.serde import Serde
 from openlineage.client.transport.noop import NoopConfig, NoopTransport
@@ -97,11 +97,10 @@ def test_threads_spooling_at_once_lose_nothing(settings):
 
 CRASHING_WRITER = """
 import os, sys
-sys.path[:0] = [sys.argv[2], os.path.dirname(sys.argv[2])]
-from dl_helpers import http_client, run_event
+from tests.support.delivery import http_client, run_event
 from iceberg_lineage.config import Settings
 from iceberg_lineage.delivery.delivery import Delivery
-delivery = Delivery(http_client(sys.argv[3], total=0), Settings(spool_path=sys.argv[1]))
+delivery = Delivery(http_client(sys.argv[2], total=0), Settings(spool_path=sys.argv[1]))
 print(delivery.emit(run_event()).status, flush=True)
 os._exit(9)  # no close, no atexit, no flush: as if killed
 """
@@ -109,9 +108,9 @@ os._exit(9)  # no close, no atexit, no flush: as if killed
 
 def test_a_spooled_event_survives_the_process_dying_right_after(settings):
     done = subprocess.run(
-        [sys.executable, "-c", CRASHING_WRITER, settings.spool_path, str(Path(__file__).parent),
-         f"http://127.0.0.1:{free_port()}"],
+        [sys.executable, "-c", CRASHING_WRITER, settings.spool_path, f"http://127.0.0.1:{free_port()}"],
         capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},  # the repository root: tests.support
     )
     assert done.returncode == 9 and done.stdout == "spooled\n"
     with Spool(settings.spool_path) as spool:

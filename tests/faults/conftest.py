@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from fault_helpers import BUCKET, REGION
+from tests.support.faults import BUCKET, REGION
 
 
 @pytest.fixture(scope="module")

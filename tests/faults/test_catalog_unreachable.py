@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import sqlite3
 
-from fault_helpers import (
+from tests.support.faults import (
     configure_catalogs,
     read_jsonl,
     scan_cli,

@@ -3,7 +3,7 @@ alone, with a typed error naming the table and the file."""
 from __future__ import annotations
 
 import pytest
-from fault_helpers import (
+from tests.support.faults import (
     BUCKET,
     S3Proxy,
     first_gets_fail,
@@ -24,7 +24,7 @@ COMMITS = 3
 
 IO_SETTINGS = {
     "pyarrow-default-retry": {},
-    "pyarrow-patient-retry": {"s3.retry-strategy-impl": "fault_helpers.PatientS3RetryStrategy"},
+    "pyarrow-patient-retry": {"s3.retry-strategy-impl": "tests.support.faults.PatientS3RetryStrategy"},
     "fsspec": {"py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO"},
 }
 

@@ -9,7 +9,7 @@ import sys
 import time
 from collections import defaultdict
 
-from fault_helpers import (
+from tests.support.faults import (
     SCAN_CLI,
     failing_server,
     configure_catalogs,

@@ -16,7 +16,7 @@ from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage.events import dataset_event, history_events, lifecycle_event, to_json
 from iceberg_lineage.stats import table_history
 
-from fixture_tables import FIXTURES, fixture_table
+from tests.support.fixture_tables import FIXTURES, fixture_table
 
 PINS = Path(__file__).parent / "pins"
 CLOCK = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)

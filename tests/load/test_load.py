@@ -2,7 +2,7 @@
 server that fails 10 % of requests. Nothing is lost; full sizes are in benchmarks/load.py."""
 from __future__ import annotations
 
-from load_helpers import hook_load, scan_load
+from tests.support.load import hook_load, scan_load
 
 
 def test_hook_under_four_writers(tmp_path):

@@ -8,7 +8,7 @@ import logging
 import pytest
 import yaml
 from click.testing import CliRunner
-from sec_helpers import (
+from tests.support.security import (
     EMAIL_FRAGMENTS,
     dead_port,
     files_under,

@@ -9,7 +9,7 @@ from openlineage.client import OpenLineageClient
 from openlineage.client.transport.file import FileConfig, FileTransport
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.expressions import EqualTo, In
-from sec_helpers import EMAIL_FRAGMENTS, leaks, personal_rows
+from tests.support.security import EMAIL_FRAGMENTS, leaks, personal_rows
 
 from iceberg_lineage.hook import runs
 from iceberg_lineage.hook.reporter import observe

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from openlineage.client import OpenLineageClient
 from openlineage.client.transport.file import FileConfig, FileTransport
 from pyiceberg.types import StringType
-from sec_helpers import (
+from tests.support.security import (
     PLANTED,
     REST_URI,
     assert_no_leak,

@@ -1,0 +1,32 @@
+"""The real tables written by other engines (copied into tests/fixtures), made readable from their new place.
+
+A module of its own (not conftest) so test files can import it by a unique name.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "iceberg-tables"
+
+#: Where each fixture table's files were when it was written (the prefix found in its metadata and manifests).
+_ORIGINAL_LOCATION = {
+    "impala_hive_pos_deletes_6snaps": "/test-warehouse/iceberg_test/hadoop_catalog/ice/"
+    "iceberg_v2_positional_not_all_data_files_have_delete_files",
+    "impala_spark_v3_deletion_vectors": "hdfs://localhost:20500/test-warehouse/iceberg_v3_deletion_vectors",
+    "impala_v1_trino_puffin_stats": "/test-warehouse/iceberg_with_puffin_stats",
+    "icebergpython_bigquery_v1": "gs://kevinliu_blmt",
+}
+
+FIXTURE_TABLES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
+
+
+def fixture_relocation(name: str) -> dict[str, str]:
+    """The relocation that makes a fixture table readable where it lies now (duckdb tables are relative)."""
+    original = _ORIGINAL_LOCATION.get(name)
+    return {original: str(FIXTURES / name)} if original else {}
+
+
+def fixture_table(name: str):
+    from iceberg_lineage.read.source import open_table
+
+    return open_table(str(FIXTURES / name), relocate=fixture_relocation(name))
