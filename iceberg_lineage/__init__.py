@@ -1,7 +1,7 @@
 """iceberg-lineage: Apache Iceberg table metadata to OpenLineage lineage, with honest statistics."""
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from iceberg_lineage._version import __version__
 
 from iceberg_lineage.errors import (
     CatalogError, ConfigError, DeliveryError, IcebergLineageError, ManifestError, MetadataError,

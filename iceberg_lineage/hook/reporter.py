@@ -25,6 +25,7 @@ from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run as
 
 from iceberg_lineage.lineage import events as ev
 from iceberg_lineage.config import Settings, load_settings
+from iceberg_lineage.lineage.tags import RUN_ID_PROPERTY
 from iceberg_lineage.lineage.facets import SCAN_REPORT_KEY, STATISTICS_KEY, ScanMetrics
 from iceberg_lineage.lineage.facets import build as fb
 from iceberg_lineage.hook.runs import Failure, Run, current_run, emitter_for, new_run_id, now
@@ -37,8 +38,6 @@ if TYPE_CHECKING:
     from pyiceberg.table.metadata import TableMetadata
     from scan_reporters import CommitOutcome, ScanOutcome, TableEvent
 
-#: Snapshot summary property naming the run that committed the snapshot.
-RUN_ID_PROPERTY = "iceberg-lineage.run-id"
 #: Job-name suffixes of commits and scans outside a run (``<ns>.<table>.<suffix>``).
 COMMIT_ENGINE = "pyiceberg"
 SCAN_ENGINE = "scan"

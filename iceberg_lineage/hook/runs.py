@@ -37,7 +37,7 @@ from openlineage.client.facet_v2 import error_message_run, parent_run, processin
 from openlineage.client.serde import Serde
 from openlineage.client.uuid import generate_new_uuid
 
-from iceberg_lineage import __version__
+from iceberg_lineage._version import __version__
 from iceberg_lineage.config import Settings, load_settings
 from iceberg_lineage.delivery.delivery import Delivery
 from iceberg_lineage.lineage.facets import build as fb

@@ -15,6 +15,8 @@ from typing import Any, Iterator, Mapping
 from iceberg_lineage.errors import MetadataError
 
 SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
+#: Default ``write.target-file-size-bytes`` (512 MiB); files below half of it count as small.
+DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024
 #: Namespace for stable ids of tables without a ``table-uuid`` (UUIDv5 of the normalised location).
 STABLE_ID_NAMESPACE = uuid.UUID("6f1c1d2e-5b7a-5f0e-9c3b-1d2e3f4a5b6c")
 
@@ -209,7 +211,6 @@ class TableMetadata:
 
     @property
     def target_file_size(self) -> int:
-        from iceberg_lineage.stats.model import DEFAULT_TARGET_FILE_SIZE
 
         value = self.properties.get("write.target-file-size-bytes")
         try:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
 
 from iceberg_lineage.config import Settings
+from iceberg_lineage.lineage.tags import RUN_ID_PROPERTY
 from iceberg_lineage.errors import CatalogError, ConfigError, IcebergLineageError
 from iceberg_lineage.read.metadata import TableMetadata
 from iceberg_lineage.read.source import LoadedTable
@@ -289,7 +290,6 @@ def one_line(exc: BaseException, limit: int = 300) -> str:
 
 def _scan_table(task: TableTask) -> TableResult:
     from iceberg_lineage.stats.parallel import manifest_pool
-    from iceberg_lineage.hook.reporter import RUN_ID_PROPERTY
     from iceberg_lineage.read.source import load_table_object
     from iceberg_lineage.stats import ManifestCache, snapshot_stats, table_history
 

@@ -1,5 +1,5 @@
 """Statistics of Iceberg snapshots: the typed model, per-manifest partials, and the walker."""
-from iceberg_lineage.stats.columns import ColumnSelection
+from iceberg_lineage.config import ColumnSelection
 from iceberg_lineage.stats.model import (
     ColumnStats, FileSizeStats, PartitionCount, SnapshotStats, TableHistory, TableInfo,
 )

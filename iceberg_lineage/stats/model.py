@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, Mapping
 
+from iceberg_lineage.read.metadata import DEFAULT_TARGET_FILE_SIZE
+
 Source = Literal["summary", "manifest_list", "entries"]
 Depth = Literal["summary", "manifest_list", "entries"]
 DEPTHS: tuple[Depth, ...] = ("summary", "manifest_list", "entries")
 
-#: Default ``write.target-file-size-bytes`` (512 MiB); files below half of it count as small.
-DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 

@@ -22,7 +22,7 @@ from iceberg_lineage.stats.partials import (
     ALL_NULL, HI, HI_N, LO, LO_N, N_N, N_SUM, NAN_N, NAN_SUM, V_N, V_SUM, C_DATA_BYTES, C_DATA_FILES, C_DELETE_BYTES,
     C_DELETE_FILES, C_RECORDS, Partial, PartialContext, merge_all, path_hash, summarize_entries,
 )
-from iceberg_lineage.stats.columns import ALL_COLUMNS, ColumnSelection
+from iceberg_lineage.config import ALL_COLUMNS, ColumnSelection
 from iceberg_lineage.stats.model import (
     ColumnStats, Depth, DEPTHS, FileSizeStats, PartitionCount, SnapshotStats, TableHistory, TableInfo,
     depth_at_least,

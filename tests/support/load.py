@@ -73,7 +73,8 @@ def hook_load(root: Path, threads: int, commits: int) -> LoadResult:
     The hook's spool is ``./.iceberg-lineage/spool`` of the working directory (``spool.path``'s default).
     """
     from iceberg_lineage.hook import runs
-    from iceberg_lineage.hook.reporter import RUN_ID_PROPERTY, observe
+    from iceberg_lineage.hook import observe
+    from iceberg_lineage.lineage.tags import RUN_ID_PROPERTY
 
     runs.shutdown()
     server = failing_server(every_tenth_fails)

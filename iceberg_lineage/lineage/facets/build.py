@@ -28,7 +28,7 @@ from openlineage.client.facet_v2 import (
     symlinks_dataset,
 )
 
-from iceberg_lineage import __version__
+from iceberg_lineage._version import __version__
 from iceberg_lineage.read.metadata import Field, Schema
 from iceberg_lineage.lineage.naming import Identifier
 from iceberg_lineage.redact import safe_properties, strip_userinfo

@@ -1,0 +1,149 @@
+"""The package's import graph follows the layer order, read with ``ast`` (imports inside functions count too).
+
+base (config, errors, redact, _version) <- read <- stats <- lineage <- delivery <- state <- entry points (hook,
+scan, ...) <- cli, notebook <- demo. Entry points do not import each other; ``scan_reporters`` never imports
+``iceberg_lineage``; there is no import cycle among modules.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "iceberg_lineage"
+
+#: Layer of each top-level part of the package; a module may import its own layer and those below.
+LAYERS: dict[str, int] = {
+    "_version": 0, "errors": 0, "redact": 0, "config": 0,
+    "read": 1,
+    "stats": 2,
+    "lineage": 3,
+    "delivery": 4,
+    "state": 5,
+    "hook": 6, "scan": 6, "proxy": 6, "checks": 6, "jobs": 6,
+    "cli": 7, "notebook": 7, "_bootstrap": 7,
+    "demo": 8,
+    "__init__": 9,
+}
+ENTRY_POINTS = frozenset(name for name, layer in LAYERS.items() if layer == 6)
+
+
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path, root: Path = ROOT) -> list[tuple[str, int]]:
+    """Every module this file imports (absolute names), with the line, at any depth of the syntax tree."""
+    here = _module_name(path, root)
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            found.append((module, node.lineno))
+            found += [(f"{module}.{alias.name}", node.lineno) for alias in node.names]  # submodules imported by name
+    return found
+
+
+def _modules(root: Path = ROOT) -> dict[str, Path]:
+    return {_module_name(p, root): p for p in (root / PACKAGE).rglob("*.py")}
+
+
+MODULES = _modules()
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _edges() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for name, path in MODULES.items():
+        for target, _ in _imports(path):
+            if target in MODULES and target != name:
+                graph[name].add(target)
+    return graph
+
+
+def test_every_part_has_a_layer():
+    assert sorted({_part(m) for m in MODULES} - set(LAYERS)) == []
+
+
+def upward_imports(modules: dict[str, Path], root: Path = ROOT) -> list[str]:
+    upward = []
+    for name, path in modules.items():
+        mine = _part(name)
+        for target, line in _imports(path, root):
+            if target in modules and target != PACKAGE:
+                theirs = _part(target)
+                if LAYERS[theirs] > LAYERS[mine]:
+                    upward.append(f"{path.relative_to(root)}:{line} {mine} imports {target}")
+    return upward
+
+
+def test_imports_go_downward_only():
+    assert upward_imports(MODULES) == []
+
+
+def test_entry_points_do_not_import_each_other():
+    crossing = []
+    for name, path in MODULES.items():
+        mine = _part(name)
+        if mine not in ENTRY_POINTS:
+            continue
+        for target, line in _imports(path):
+            theirs = _part(target) if target in MODULES else None
+            if theirs in ENTRY_POINTS and theirs != mine:
+                crossing.append(f"{path.relative_to(ROOT)}:{line} {mine} imports {target}")
+    assert crossing == []
+
+
+def test_no_import_cycles():
+    graph = _edges()
+    # A package's __init__ that re-exports its own modules is not a cycle with them: drop package -> own child.
+    for name in graph:
+        graph[name] = {t for t in graph[name] if not t.startswith(name + ".")}
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+    assert cycles == []
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "scan_reporters").rglob("*.py")), ids=lambda p: p.name)
+def test_scan_reporters_never_imports_iceberg_lineage(path):
+    assert [t for t, _ in _imports(path) if t == PACKAGE or t.startswith(PACKAGE + ".")] == []
+
+
+def test_the_checker_sees_an_upward_import_inside_a_function(tmp_path):
+    """The checker itself can fail: a lazy upward import in a throw-away tree is reported with its line."""
+    for module in ("__init__", "cli/__init__", "read/__init__", "read/bad"):
+        (tmp_path / PACKAGE / module).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / PACKAGE / f"{module}.py").write_text("")
+    (tmp_path / PACKAGE / "read" / "bad.py").write_text("def f():\n    from iceberg_lineage.cli import main\n")
+    assert upward_imports(_modules(tmp_path), tmp_path) == [f"{PACKAGE}/read/bad.py:2 read imports iceberg_lineage.cli"]
