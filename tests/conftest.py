@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+#: Session-wide real engines (Spark with Iceberg Java...), reusable by every suite.
+pytest_plugins = ["tests.support.engines"]
 
 
 @pytest.fixture
