@@ -85,15 +85,15 @@ def time_hook_methods() -> list[float]:
 
 def emitter_cpu() -> list[float]:
     """Wrap the emitter's build-and-deliver step to record its thread CPU time per call (seconds)."""
-    from iceberg_lineage.hook.runs import Emitter
+    from iceberg_lineage.delivery.emitter import Emitter
 
     spent: list[float] = []
     run = Emitter._run
 
-    def timed_run(self, build, *, spill):
+    def timed_run(self, item, *, spill):
         started = time.thread_time()
         try:
-            run(self, build, spill=spill)
+            run(self, item, spill=spill)
         finally:
             spent.append(time.thread_time() - started)
 
@@ -102,7 +102,7 @@ def emitter_cpu() -> list[float]:
 
 
 def measure(tables, data, commits: int, warmup: int, block: int, drain: bool) -> dict[str, list[float]]:
-    from iceberg_lineage.hook.runs import flush_all
+    from iceberg_lineage.delivery.emitter import EMITTERS
 
     times: dict[str, list[float]] = {"plain": [], "hooked": []}
     done = 0
@@ -117,9 +117,9 @@ def measure(tables, data, commits: int, warmup: int, block: int, drain: bool) ->
                 if done + k >= warmup:
                     times[side].append(elapsed)
                 if drain and side == "hooked":
-                    flush_all(60)
+                    EMITTERS.flush_all(60)
         done += n
-    flush_all(60)
+    EMITTERS.flush_all(60)
     return times
 
 

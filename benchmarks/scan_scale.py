@@ -99,14 +99,16 @@ def measure(warehouse: Path, config: str) -> dict:
                 snapshots += bool(snapshot.summary.get("operation"))
     else:
         from iceberg_lineage.config import Settings
-        from iceberg_lineage.scan.scanner import CatalogSpec, ScanOptions, scan
+        from iceberg_lineage.read.catalogs import CatalogSpec
+        from iceberg_lineage.scan.driver import ScanOptions, scan
+        from iceberg_lineage.scan.sinks import event_sink
         from iceberg_lineage.state.store import StateStore
 
         kind, workers, depth = (config + ":entries").split(":")[:3]
         spec = CatalogSpec.of("bench", {"type": "sql", **cat.properties})
         options = ScanOptions(catalogs=(spec,), executor=kind, workers=int(workers), depth=depth)
         with tempfile.TemporaryDirectory() as tmp, StateStore(Path(tmp) / "state.db") as state:
-            summary = scan(options, Settings(), state, lambda event: "delivered")
+            summary = scan(options, Settings(), state, event_sink(lambda event: "delivered"))
         assert summary.exit_code == 0, summary.failures
         snapshots = summary.snapshots_emitted
     seconds = time.monotonic() - started

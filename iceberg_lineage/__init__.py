@@ -4,7 +4,8 @@ from __future__ import annotations
 from iceberg_lineage._version import __version__
 
 from iceberg_lineage.errors import (
-    CatalogError, ConfigError, DeliveryError, IcebergLineageError, ManifestError, MetadataError,
+    CatalogError, ConfigError, DeliveryError, IcebergLineageError, ManifestError, ManifestNotFoundError,
+    MetadataError,
 )
 from iceberg_lineage.read.source import LoadedTable, open_table
 from iceberg_lineage.stats import ColumnSelection, SnapshotStats, TableHistory, snapshot_stats, table_history
@@ -19,6 +20,7 @@ __all__ = [
     "IcebergLineageError",
     "LoadedTable",
     "ManifestError",
+    "ManifestNotFoundError",
     "MetadataError",
     "SnapshotStats",
     "TableHistory",
@@ -31,11 +33,11 @@ __all__ = [
 def __getattr__(name: str):
     """``observe`` and ``run`` load the hook (openlineage-python, ~0.5 s) only when asked for."""
     if name == "observe":
-        from iceberg_lineage.hook.reporter import observe
+        from iceberg_lineage.hook import observe
 
         return observe
     if name == "run":
-        from iceberg_lineage.hook.runs import run
+        from iceberg_lineage.hook import run
 
         return run
     raise AttributeError(f"module 'iceberg_lineage' has no attribute {name!r}")

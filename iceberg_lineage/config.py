@@ -21,6 +21,16 @@ CONFIG_ENV = "ICEBERG_LINEAGE_CONFIG"
 
 ColumnMode = Literal["none", "counts", "bounds"]
 COLUMN_MODES: tuple[ColumnMode, ...] = ("none", "counts", "bounds")
+#: Rejections for good (HTTP 4xx other than 408/429) after which a spooled event moves to the quarantine.
+DEFAULT_MAX_REJECTIONS = 5
+#: The most one Avro block of a manifest may inflate to (a decompression bomb is stopped there).
+DEFAULT_MAX_BLOCK_BYTES = 256 * 1024 * 1024
+#: Seconds a scan may spend delivering events in all; past it, the rest is spooled without being sent.
+DEFAULT_DELIVERY_DEADLINE_S = 120.0
+#: Seconds one table's task may run before the scan reports it failed and abandons its worker.
+DEFAULT_TABLE_TIMEOUT_S = 600.0
+#: Seconds the delivery's circuit breaker stays open after a transport failure (events are spooled meanwhile).
+DEFAULT_BREAKER_COOLDOWN_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -80,7 +90,13 @@ class Settings:
     state_path: str = "./.iceberg-lineage/state.db"
     spool_path: str = "./.iceberg-lineage/spool"
     spool_max_bytes: int | None = None
+    spool_max_rejections: int = DEFAULT_MAX_REJECTIONS
     hook_tag_snapshots: bool = True
+    hook_ledger: bool = True
+    manifest_max_block_bytes: int = DEFAULT_MAX_BLOCK_BYTES
+    scan_delivery_deadline_s: float = DEFAULT_DELIVERY_DEADLINE_S
+    scan_table_timeout_s: float = DEFAULT_TABLE_TIMEOUT_S
+    delivery_breaker_cooldown_s: float = DEFAULT_BREAKER_COOLDOWN_S
     source_file: str | None = field(default=None, compare=False)
 
     @property
@@ -104,7 +120,13 @@ KEYS: dict[str, str] = {
     "state.path": "state_path",
     "spool.path": "spool_path",
     "spool.max_bytes": "spool_max_bytes",
+    "spool.max_rejections": "spool_max_rejections",
     "hook.tag_snapshots": "hook_tag_snapshots",
+    "manifest.max_block_bytes": "manifest_max_block_bytes",
+    "hook.ledger": "hook_ledger",
+    "scan.delivery_deadline_s": "scan_delivery_deadline_s",
+    "scan.table_timeout_s": "scan_table_timeout_s",
+    "delivery.breaker_cooldown_s": "delivery_breaker_cooldown_s",
 }
 
 
@@ -118,7 +140,7 @@ def _coerce(key: str, value: Any) -> Any:
             if isinstance(value, str):
                 return tuple(v.strip() for v in value.split(",") if v.strip())
             return tuple(str(v) for v in value)
-        if attr == "hook_tag_snapshots":
+        if attr in ("hook_tag_snapshots", "hook_ledger"):
             if isinstance(value, bool):
                 return value
             s = str(value).strip().lower()
@@ -129,6 +151,8 @@ def _coerce(key: str, value: Any) -> Any:
             raise ValueError(f"not a boolean: {value!r}")
         if attr == "spool_max_bytes":
             return None if value in (None, "", "null", "none") else int(value)
+        if isinstance(default, float):
+            return float(value)
         if isinstance(default, int):
             return int(value)
         return str(value)
@@ -145,6 +169,15 @@ def _validate(s: Settings) -> Settings:
         raise ConfigError("column_stats.max_columns must not be negative")
     if s.spool_max_bytes is not None and s.spool_max_bytes <= 0:
         raise ConfigError("spool.max_bytes must be positive")
+    if s.spool_max_rejections < 1:
+        raise ConfigError("spool.max_rejections must be at least 1")
+    if s.manifest_max_block_bytes < 1:
+        raise ConfigError("manifest.max_block_bytes must be positive")
+    for key in ("scan.delivery_deadline_s", "scan.table_timeout_s"):
+        if not getattr(s, KEYS[key]) > 0:  # also refuses NaN
+            raise ConfigError(f"{key} must be a positive number of seconds")
+    if not s.delivery_breaker_cooldown_s >= 0:
+        raise ConfigError("delivery.breaker_cooldown_s must not be negative")
     return s
 
 
@@ -153,13 +186,22 @@ def find_config_file(env: Mapping[str, str] | None = None, cwd: Path | None = No
     explicit = env.get(CONFIG_ENV)
     if explicit:
         path = Path(explicit).expanduser()
-        if not path.is_file():
+        if not _is_file(path):
             raise ConfigError(f"{CONFIG_ENV} points at a missing file", file=str(path))
         return path
     for candidate in ((cwd or Path.cwd()) / "iceberg-lineage.yml", Path.home() / ".iceberg-lineage.yml"):
-        if candidate.is_file():
+        if _is_file(candidate):
             return candidate
     return None
+
+
+def _is_file(path: Path) -> bool:
+    """``Path.is_file``, but a path that cannot even be looked at (``Path.is_file`` raises ``PermissionError`` for an
+    unsearchable ``$HOME``) is a configuration error naming it, not a traceback."""
+    try:
+        return path.is_file()
+    except OSError as exc:
+        raise ConfigError(f"cannot read configuration: {exc.strerror or exc}", file=str(path)) from None
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

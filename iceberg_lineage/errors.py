@@ -49,6 +49,15 @@ class ManifestError(IcebergLineageError):
     kind = "manifest"
 
 
+class ManifestNotFoundError(ManifestError):
+    """A manifest list or manifest does not exist: for a historical snapshot, expired rather than broken."""
+
+
+class ManifestTooLargeError(ManifestError):
+    """An Avro block inflates past the cap (``manifest.max_block_bytes``, 1 MiB per record): a decompression bomb
+    is stopped before it takes the memory."""
+
+
 class CatalogError(IcebergLineageError):
     """A catalog could not be loaded, listed, or the table is not in it."""
 

@@ -21,11 +21,14 @@ Not secret although the name matches (:data:`SAFE_KEYS`, :data:`SAFE_PREFIXES`):
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, unquote
+
+from iceberg_lineage.printable import printable, printable_lines
 
 #: Name fragments that make a property (or a URI query parameter) secret.
 SECRET_WORDS = re.compile(
@@ -52,6 +55,16 @@ _AZURE_SCHEMES = ("abfs://", "abfss://", "wasb://", "wasbs://")
 _TEXT_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.:-]*://[^\s/?#@:]*:)(?P<password>[^\s/?#@]+)@")
 # A query parameter inside free text (an error quoting a request path): ?name=value or &name=value
 _TEXT_PARAM = re.compile(r"(?P<head>[?&](?P<name>[^=&\s?#/]+)=)(?P<value>[^&\s#/;,'\")]+)")
+# A property assigned inside free text (a catalog's error body quoting its configuration): ``name=value``, or
+# ``name: value`` when the name looks like a property (dotted, dashed, or quoted as in JSON): ``KeyError: 'x'``
+# is no assignment.
+_TEXT_ASSIGN = re.compile(
+    rf"(?P<head>(?P<q>[\"']?)(?P<name>[\w.\-]*(?:{SECRET_WORDS.pattern})[\w.\-]*)(?P=q)\s*(?P<sep>=|:)[ \t]*)"
+    r"(?P<value>(?:(?:Basic|Bearer|Digest|Negotiate|Token)\s+)?(?:\"[^\"]*\"|'[^']*'|[^\s&,;'\")}\]]+))",
+    re.IGNORECASE,
+)
+# A bearer token, with or without its header's name.
+_TEXT_BEARER = re.compile(r"(?P<head>\bBearer\s+)[A-Za-z0-9._~+/=-]{4,}", re.IGNORECASE)
 
 
 def is_secret_key(key: str) -> bool:
@@ -97,6 +110,27 @@ def safe_properties(properties: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): strip_userinfo(str(v)) for k, v in sorted(properties.items()) if not is_secret_key(str(k))}
 
 
+#: The catalog properties an event may carry (the ``catalog`` facet's ``catalogProperties``): an allow-list, because a
+#: harmless-looking name (``x-my-header``, ``client.extra``) may hold a secret value. Values still go through
+#: :func:`strip_userinfo` (an endpoint may embed ``user:pass@``) and lose secret query parameters.
+CATALOG_FACET_KEYS = frozenset({
+    "type", "py-catalog-impl", "catalog-impl", "io-impl", "py-io-impl", "prefix", "warehouse",
+    "region", "client.region", "s3.region", "glue.region", "dynamodb.region", "rest.signing-region",
+    "rest.signing-name", "rest.sigv4-enabled", "s3.endpoint", "glue.endpoint", "dynamodb.endpoint",
+    "s3.path-style-access", "s3.force-virtual-addressing", "gcs.project-id", "gcs.default-bucket-location",
+    "glue.id", "glue.catalog-id", "client.account-id", "hive.hive2-compatible", "jdbc.schema-version",
+})
+
+
+def catalog_facet_properties(properties: Mapping[str, Any]) -> dict[str, str]:
+    """The allow-listed catalog properties (:data:`CATALOG_FACET_KEYS`), credentials stripped, sorted by name."""
+    return {
+        str(k): _strip_query(strip_userinfo(str(v)))
+        for k, v in sorted(properties.items())
+        if str(k) in CATALOG_FACET_KEYS and not is_secret_key(str(k))
+    }
+
+
 def secret_values(properties: Mapping[str, Any]) -> set[str]:
     """Every secret a set of properties holds: values of secret-named keys (in nested mappings too, such as an
     OpenLineage transport's ``auth`` or ``custom_headers``: below a secret name every value is secret), and
@@ -129,17 +163,30 @@ def _collect(properties: Mapping[str, Any], inherited: bool, found: set[str]) ->
 
 def redact_text(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every known secret replaced by ``***`` (longest first, so a secret containing another goes
-    whole); and, known or not, the password of any ``scheme://user:password@`` and the value of any secret-named
-    query parameter (``?token=...``) in it masked too: libraries quote URLs in their error messages."""
+    whole); and, known or not, the password of any ``scheme://user:password@``, the value of any secret-named
+    query parameter (``?token=...``) or property assignment (``s3.secret-access-key=...``, ``"token": "..."``) and
+    any bearer token in it masked too: libraries quote URLs, and catalog servers their configuration, in errors."""
     for secret in sorted((s for s in secrets if len(s) >= MIN_SECRET_LENGTH), key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, MASK)
     text = _TEXT_USERINFO.sub(lambda m: m.group("head") + MASK + "@", text)
-    return _TEXT_PARAM.sub(lambda m: m.group("head") + MASK if _secret_param(m.group("name")) else m.group(0), text)
+    text = _TEXT_PARAM.sub(lambda m: m.group("head") + MASK if _secret_param(m.group("name")) else m.group(0), text)
+    text = _TEXT_ASSIGN.sub(_masked_assignment, text)
+    return _TEXT_BEARER.sub(lambda m: m.group("head") + MASK, text)
+
+
+def _masked_assignment(match: re.Match[str]) -> str:
+    name = match.group("name")
+    looks_like_property = match.group("sep") == "=" or match.group("q") or any(c in name for c in ".-_")
+    structural = name.lower() == "key"  # {"key": ..., "value": ...} pairs (tags, maps) name no secret
+    if looks_like_property and not structural and _secret_param(name) and match.group("value") != MASK:
+        return match.group("head") + MASK
+    return match.group(0)
 
 
 class SecretFilter(logging.Filter):
-    """Scrubs known secret values (and URI passwords) from log records; never drops a record.
+    """Scrubs known secret values (and URI passwords) from log records, and shows their control characters
+    (:func:`~iceberg_lineage.printable.printable`: a name from metadata cannot forge a log line); never drops a record.
 
     Works on a handler (every record through it) or through :meth:`install` (every record of the named logger
     trees, at creation). A filter added to a *logger* would miss its children's records: Python runs logger
@@ -163,15 +210,15 @@ class SecretFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        clean = self.scrub(message)
+        clean = printable(self.scrub(message))
         if clean != message:
             record.msg, record.args = clean, ()
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = self.scrub(record.exc_text)
+            record.exc_text = printable_lines(self.scrub(record.exc_text))
         if record.stack_info:
-            record.stack_info = self.scrub(record.stack_info)
+            record.stack_info = printable_lines(self.scrub(record.stack_info))
         return True
 
     def install(self, names: Iterable[str] = PROTECTED_LOGGERS) -> None:
@@ -215,6 +262,18 @@ def protect(properties: Mapping[str, Any]) -> SecretFilter:
     PROCESS_FILTER.add(secret_values(properties))
     PROCESS_FILTER.install()
     return PROCESS_FILTER
+
+
+#: Environment variables of the tools whose settings may carry credentials (``OPENLINEAGE_URL`` with a password,
+#: ``OPENLINEAGE_API_KEY``, ``OPENLINEAGE__TRANSPORT__AUTH__*``, ``PYICEBERG_CATALOG__<name>__TOKEN``).
+SECRET_ENV_PREFIXES = ("OPENLINEAGE", "PYICEBERG_")
+
+
+def protect_environment(env: Mapping[str, str] | None = None) -> SecretFilter:
+    """:func:`protect` with the secrets of the environment's OpenLineage and PyIceberg settings: every command calls
+    it first, so even an error raised before any catalog or client exists (and its ``--debug`` traceback) is clean."""
+    env = os.environ if env is None else env
+    return protect({name.lower(): value for name, value in env.items() if name.startswith(SECRET_ENV_PREFIXES)})
 
 
 def scrub(text: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from scan_reporters.reports import COMMIT_METRICS, TIMER, CommitMetricsResult, CommitReport
+from scan_reporters.reports import COMMIT_METRICS, TIMER, CommitMetricsResult, CommitReport, kebab_to_camel
 
 if TYPE_CHECKING:
     from pyiceberg.table.snapshots import Snapshot
@@ -32,6 +32,12 @@ def commit_metrics_from_summary(
         if spec.kind != TIMER and spec.summary_key is not None and spec.summary_key in summary:
             values[spec.name] = _parse_long(summary[spec.summary_key])
     return CommitMetricsResult.from_values(values)
+
+
+def java_name(name: str) -> str:
+    """The Java ``CommitMetricsResult`` accessor of a metric, which OpenLineage's ``icebergCommitReport`` facet
+    uses: camelCase, with ``DVs`` and ``FilesSizeInBytes`` (``added-dvs`` -> ``addedDVs``)."""
+    return kebab_to_camel(name).replace("Dvs", "DVs").replace("FilesSizeBytes", "FilesSizeInBytes")
 
 
 def commit_report_from_values(

@@ -1,6 +1,6 @@
 """The package's import graph follows the layer order, read with ``ast`` (imports inside functions count too).
 
-base (config, errors, redact, _version) <- read <- stats <- lineage <- delivery <- state <- entry points (hook,
+base (config, errors, redact, printable, _version) <- read <- stats <- lineage <- delivery <- state <- entry points (hook,
 scan, ...) <- cli, notebook <- demo. Entry points do not import each other; ``scan_reporters`` never imports
 ``iceberg_lineage``; there is no import cycle among modules.
 """
@@ -16,7 +16,7 @@ PACKAGE = "iceberg_lineage"
 
 #: Layer of each top-level part of the package; a module may import its own layer and those below.
 LAYERS: dict[str, int] = {
-    "_version": 0, "errors": 0, "redact": 0, "config": 0,
+    "_version": 0, "errors": 0, "redact": 0, "config": 0, "printable": 0,
     "read": 1,
     "stats": 2,
     "lineage": 3,

@@ -20,7 +20,7 @@ def _chain() -> None:
 
 def _instrument() -> None:
     try:
-        from iceberg_lineage.hook.reporter import bootstrap
+        from iceberg_lineage.hook import bootstrap
 
         bootstrap(os.environ)
     except Exception as exc:  # noqa: BLE001 - the user's program runs regardless

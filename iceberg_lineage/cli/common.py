@@ -6,40 +6,46 @@ Exit codes: 0 everything asked for was done; 1 some or all tables could not be r
 from __future__ import annotations
 
 import sys
+import traceback
 from typing import Any, Callable, Iterable
 
 import click
 
 from iceberg_lineage.errors import ConfigError, IcebergLineageError
+from iceberg_lineage.printable import printable, printable_lines
+from iceberg_lineage.redact import scrub
 
 EXIT_OK, EXIT_TABLE_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def fail(exc: BaseException, debug: bool, code: int = EXIT_TABLE_FAILED) -> None:
-    """Print one line on stderr (a traceback only with --debug) and exit."""
+    """Print one line on stderr (a traceback before it only with --debug) and exit. Both go through the secret
+    redaction and show control characters: exception messages quote URLs, catalog bodies and names from metadata."""
     if debug:
-        import traceback
-
-        traceback.print_exception(exc)
-    from iceberg_lineage.redact import scrub
-
+        trace = "".join(traceback.format_exception(exc))
+        click.echo(printable_lines(scrub(trace)).rstrip("\n"), err=True)
     message = exc.one_line() if isinstance(exc, IcebergLineageError) else f"{type(exc).__name__}: {exc}"
-    click.echo(f"iceberg-lineage: error: {scrub(message)}", err=True)
+    click.echo(f"iceberg-lineage: error: {printable(scrub(message))}", err=True)
     sys.exit(code)
 
 
 def run_guarded(debug: bool, body: Callable[[], int | None]) -> None:
-    """Run a command body, mapping library errors to exit codes."""
+    """Run a command body, mapping errors to exit codes: never a raw traceback (``--debug`` shows a cleaned one).
+
+    An ``OSError`` that reaches here is about the environment (a configuration or state path), hence exit 2; any
+    other unexpected error fails the command with exit 1. Click's own usage errors pass through to click."""
     try:
         code = body()
+    except click.ClickException:
+        raise
     except ConfigError as exc:
         fail(exc, debug, EXIT_USAGE)
     except IcebergLineageError as exc:
         fail(exc, debug, EXIT_TABLE_FAILED)
-    except (ValueError, TypeError) as exc:
-        if debug:
-            raise
+    except (ValueError, TypeError, OSError) as exc:
         fail(exc, debug, EXIT_USAGE)
+    except Exception as exc:  # noqa: BLE001 - one line, not a traceback, whatever went wrong
+        fail(exc, debug, EXIT_TABLE_FAILED)
     sys.exit(code or EXIT_OK)
 
 

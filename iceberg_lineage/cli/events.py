@@ -1,21 +1,24 @@
 """The ``events`` command: OpenLineage events of a table's snapshots, as JSON Lines on stdout or sent with
-``--emit`` through the OpenLineage client (see :mod:`iceberg_lineage.delivery.client`)."""
+``--emit`` through :class:`~iceberg_lineage.delivery.delivery.Delivery`, the one delivery path."""
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import click
 
 from iceberg_lineage.cli.common import (
-    EXIT_OK, column_options, run_guarded, selected_snapshot_ids, settings_and_table, table_options,
+    EXIT_OK, EXIT_TABLE_FAILED, column_options, run_guarded, selected_snapshot_ids, settings_and_table,
+    table_options,
 )
-from iceberg_lineage.errors import DeliveryError
 
 
 @click.command("events")
 @table_options
 @click.option("--dataset-events", is_flag=True, help="Current-state DatasetEvents (table facets, no run) instead of runs.")
-@click.option("--emit", is_flag=True, help="Send through the OpenLineage client instead of printing JSON Lines.")
+@click.option("--emit", is_flag=True,
+              help="Send through the OpenLineage client instead of printing JSON Lines; what is not delivered is "
+                   "spooled for `replay` (exit 1).")
 @column_options
 def events_command(metadata, catalog, table, snapshot, all_snapshots, relocate, debug, dataset_events, emit,
                    column_stats, include_columns, exclude_columns) -> None:
@@ -26,12 +29,11 @@ def events_command(metadata, catalog, table, snapshot, all_snapshots, relocate, 
                                               column_stats, include_columns, exclude_columns)
         events = build_events(loaded, settings, snapshot, all_snapshots, dataset_events)
         if emit:
-            click.echo(f"iceberg-lineage: sent {len(events)} event(s) to {send(events)}", err=True)
-        else:
-            from iceberg_lineage.lineage.events import to_json
+            return send(events, settings)
+        from iceberg_lineage.lineage.serde import to_json
 
-            for event in events:
-                click.echo(to_json(event))
+        for event in events:
+            click.echo(to_json(event))
         return EXIT_OK
 
     run_guarded(debug, body)
@@ -51,15 +53,30 @@ def build_events(loaded: Any, settings: Any, snapshot: int | None, all_snapshots
     return [dataset_event(loaded, stats, settings) for stats in history]
 
 
-def send(events: list) -> str:
-    """Emit through the one client factory; returns where the events went."""
+def send(events: list, settings: Any) -> int:
+    """Send in order through ``Delivery``: what the transport refuses or cannot reach is spooled for ``replay``.
+    Exit code 1 unless every event was delivered (spooled is not delivered); the counts go to stderr."""
     from iceberg_lineage.delivery.client import describe_transport, make_client
+    from iceberg_lineage.delivery.delivery import Delivery
 
     client = make_client()
+    delivery = Delivery(client, settings)
     try:
-        for event in events:
-            client.emit(event)
+        results = delivery.emit_many(events)
+    finally:
+        delivery.close()
         client.close()
-    except Exception as exc:  # noqa: BLE001 - any transport failure is a delivery failure
-        raise DeliveryError(f"cannot send events: {type(exc).__name__}: {exc}") from None
-    return describe_transport(client)
+    where = describe_transport(client)
+    counts = Counter(r.status for r in results)
+    missed = counts["spooled"] + counts["failed"]
+    if not missed:
+        click.echo(f"iceberg-lineage: sent {len(events)} event(s) to {where}", err=True)
+        return EXIT_OK
+    failed = next((f" ({r.error})" for r in results if r.status == "failed"), "")
+    click.echo(
+        f"iceberg-lineage: events: {len(events) - missed} of {len(events)} event(s) delivered to {where}; "
+        f"{counts['spooled']} spooled to {delivery.spool_path} (send them with `iceberg-lineage replay`), "
+        f"{counts['failed']} failed{failed}",
+        err=True,
+    )
+    return EXIT_TABLE_FAILED

@@ -1,47 +1,136 @@
-"""``iceberg-lineage replay``: send spooled events again, in order, through the configured OpenLineage transport.
+"""``iceberg-lineage replay``: send spooled events again, in order, through the configured OpenLineage transport,
+and handle the quarantine of events the server rejected ``spool.max_rejections`` times.
 
-Exit codes: 0 the spool is empty; 1 some events remain in it; 2 usage or configuration error.
+Exit codes: 0 everything was delivered (nothing waits, nothing is quarantined); 1 something still waits in the
+spool or is quarantined (``--list`` answers the same way); 2 usage or configuration error, including a spool that
+is not one (garbage, not a directory). ``--drop`` exits 0 once the event is deleted.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from iceberg_lineage.cli.common import EXIT_OK, EXIT_TABLE_FAILED, run_guarded
+from iceberg_lineage.cli.common import EXIT_OK, EXIT_TABLE_FAILED, default_format, run_guarded
 from iceberg_lineage.errors import ConfigError
+from iceberg_lineage.printable import printable
+
+if TYPE_CHECKING:
+    from iceberg_lineage.config import Settings
+    from iceberg_lineage.delivery.spool import SpooledEvent
 
 
 @click.command("replay")
 @click.option("--spool", "spool_path", metavar="PATH",
               help="Spool directory (default: the spool.path setting, ./.iceberg-lineage/spool).")
+@click.option("--list", "list_quarantine", is_flag=True,
+              help="Show the quarantine (events rejected spool.max_rejections times) and send nothing.")
+@click.option("--retry-quarantined", is_flag=True,
+              help="Put quarantined events back in the queue at their original place, attempts reset, then replay.")
+@click.option("--drop", "drop_seq", type=int, metavar="ID", help="Delete one quarantined event (its seq in --list).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None,
+              help="Format of --list: text on a terminal, json otherwise.")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
-def replay_command(spool_path: str | None, debug: bool) -> None:
+def replay_command(spool_path: str | None, list_quarantine: bool, retry_quarantined: bool, drop_seq: int | None,
+                   fmt: str | None, debug: bool) -> None:
     """Redeliver spooled events in order; remove only those the transport accepted."""
 
     def body() -> int:
-        from iceberg_lineage.delivery.client import describe_transport, make_client
         from iceberg_lineage.config import load_settings
-        from iceberg_lineage.delivery.delivery import replay
-        from iceberg_lineage.delivery.spool import Spool
+        from iceberg_lineage.delivery.spool import Spool, SpoolError
 
-        if spool_path is not None and not Path(spool_path).is_dir():
+        if list_quarantine + retry_quarantined + (drop_seq is not None) > 1:
+            raise ConfigError("use only one of --list, --retry-quarantined and --drop")
+        if fmt is not None and not list_quarantine:
+            raise ConfigError("--format goes with --list")
+        if spool_path is not None and not Path(spool_path).exists():
             raise ConfigError("no spool directory here", file=spool_path)
         settings = load_settings({"spool.path": spool_path})
-        if not Spool.exists(settings.spool_path):
-            click.echo(f"iceberg-lineage: replay: nothing spooled in {settings.spool_path}", err=True)
-            return EXIT_OK
-        client = make_client()
+        path = Path(settings.spool_path)
+        if path.exists() and not path.is_dir():
+            raise ConfigError("not a directory", file=str(path))
         try:
-            result = replay(settings.spool_path, client)
-        finally:
-            client.close()
-        why = f" ({result.error})" if result.remaining and result.error else ""
-        click.echo(
-            f"iceberg-lineage: replay: {result.delivered} delivered, {result.remaining} remaining{why} "
-            f"[{settings.spool_path} -> {describe_transport(client)}]",
-            err=True,
-        )
-        return EXIT_OK if result.remaining == 0 else EXIT_TABLE_FAILED
+            if list_quarantine:
+                return _list(path, fmt or default_format())
+            if not Spool.exists(path):
+                if drop_seq is not None:
+                    raise ConfigError(f"no quarantined event {drop_seq}", file=str(path))
+                click.echo(f"iceberg-lineage: replay: nothing spooled in {settings.spool_path}", err=True)
+                return EXIT_OK
+            if drop_seq is not None:
+                return _drop(path, drop_seq)
+            return _replay(settings, retry_quarantined)
+        except SpoolError as exc:  # garbage, unreadable or unwritable: the spool is not usable as configured
+            raise ConfigError(exc.reason, file=exc.file) from None
 
     run_guarded(debug, body)
+
+
+def _replay(settings: Settings, retry_quarantined: bool) -> int:
+    from iceberg_lineage.delivery.client import describe_transport, disabled, make_client
+    from iceberg_lineage.delivery.replay import replay
+    from iceberg_lineage.delivery.spool import Spool
+
+    client = make_client()
+    try:
+        put_back = ""
+        if retry_quarantined and not disabled():  # disabled: replay refuses, so leave the quarantine as it is
+            with Spool(settings.spool_path) as spool, spool.replay_lock():
+                put_back = f"{spool.retry_quarantined()} put back from the quarantine; "
+        result = replay(settings.spool_path, client, max_rejections=settings.spool_max_rejections)
+    finally:
+        client.close()
+    quarantined = ""
+    if result.quarantined:
+        quarantined = f", {result.quarantined} quarantined (see `iceberg-lineage replay --list`)"
+    why = f" ({result.error})" if (result.remaining or result.quarantined) and result.error else ""
+    click.echo(
+        f"iceberg-lineage: replay: {put_back}{result.delivered} delivered, {result.remaining} remaining{quarantined}"
+        f"{why} [{settings.spool_path} -> {describe_transport(client)}]",
+        err=True,
+    )
+    return EXIT_OK if result.remaining == 0 and result.quarantined == 0 else EXIT_TABLE_FAILED
+
+
+def _drop(path: Path, seq: int) -> int:
+    from iceberg_lineage.delivery.spool import Spool
+
+    with Spool(path) as spool, spool.replay_lock():
+        if not spool.drop(seq):
+            raise ConfigError(f"no quarantined event {seq} (see `iceberg-lineage replay --list`)", file=str(path))
+    click.echo(f"iceberg-lineage: replay: dropped quarantined event {seq} from {path}", err=True)
+    return EXIT_OK
+
+
+def _list(path: Path, fmt: str) -> int:
+    """The quarantine, and how many events wait in the queue; nothing is sent, and no spool is created."""
+    from iceberg_lineage.delivery.spool import Spool
+
+    waiting, quarantined = 0, []
+    if Spool.exists(path):
+        with Spool(path) as spool:
+            waiting, quarantined = spool.count(), spool.quarantined()
+    if fmt == "json":
+        doc = {"spool": str(path.expanduser().resolve()), "waiting": waiting,
+               "quarantined": [_entry(event) for event in quarantined]}
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        click.echo(f"{printable(path)}: {len(quarantined)} quarantined, {waiting} waiting")
+        for event in quarantined:
+            datasets = ", ".join(f"{ns}/{name}" for ns, name in event.datasets) or "-"
+            click.echo(printable(f"  {event.seq}  run {event.run_id}  {event.event_type}  attempts {event.attempts}"
+                                 f"  -> {event.destination}"))
+            click.echo(printable(f"      datasets: {datasets}"))
+            click.echo(printable(f"      last error: {event.last_error}"))
+    return EXIT_OK if waiting == 0 and not quarantined else EXIT_TABLE_FAILED
+
+
+def _entry(event: SpooledEvent) -> dict:
+    return {
+        "seq": event.seq, "run_id": event.run_id, "event_type": event.event_type,
+        "datasets": [{"namespace": ns, "name": name} for ns, name in event.datasets],
+        "attempts": event.attempts, "last_error": event.last_error, "destination": event.destination,
+        "enqueued_at": event.enqueued_at, "quarantined_at": event.quarantined_at,
+    }

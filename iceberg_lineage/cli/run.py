@@ -21,7 +21,7 @@ def run_command(job_name: str | None, command: tuple[str, ...]) -> None:
     """Run COMMAND with PyIceberg instrumented: START, a RUNNING event per commit and scan, then COMPLETE
     (exit code 0) or FAIL, with every table read as an input and every table written as an output."""
     from iceberg_lineage.errors import ConfigError
-    from iceberg_lineage.hook.runs import run_process
+    from iceberg_lineage.hook.process import run_process
 
     try:
         code = run_process(command, job_name=job_name)

@@ -7,13 +7,20 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
-from typing import IO, Any
+from typing import IO
 
 import click
 
 from iceberg_lineage.cli.common import EXIT_USAGE, column_flags, column_options, fail, run_guarded
+from iceberg_lineage.config import Settings, load_settings
 from iceberg_lineage.errors import ConfigError
-from iceberg_lineage.scan.scanner import Gap, ScanSummary, TableOutcome
+from iceberg_lineage.printable import markup_safe
+from iceberg_lineage.read.catalogs import configured_catalogs
+from iceberg_lineage.scan.discovery import TableFilter
+from iceberg_lineage.scan.driver import ScanOptions, scan
+from iceberg_lineage.scan.sinks import delivery_sink, printing_sink
+from iceberg_lineage.scan.summary import ScanSummary, TableOutcome, outcome_line, summary_text
+from iceberg_lineage.state.store import StateLockedError, StateStore, acquire_lock
 
 #: Plain progress prints a count line every this many tables (updated and failed tables always get a line).
 PLAIN_EVERY = 100
@@ -30,45 +37,6 @@ def parse_since(value: str | None) -> int | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.timezone.utc)
     return int(moment.timestamp() * 1000)
-
-
-def _when(ms: int | None) -> str:
-    if ms is None:
-        return "?"
-    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def gap_line(table: str, gap: Gap) -> str:
-    return (f"{table}: {gap.count} snapshot(s) expired before they were emitted "
-            f"(committed between {_when(gap.first_ms)} and {_when(gap.last_ms)})")
-
-
-def outcome_line(o: TableOutcome) -> str | None:
-    """One progress line for tables where something happened; None for unchanged ones."""
-    if o.failure is not None:
-        return f"{o.catalog}.{o.name}: FAILED: {o.failure.reason}" + (f" (file {o.failure.file})" if o.failure.file else "")
-    if o.status != "updated":
-        return None
-    parts = [f"{o.emitted} snapshot(s) emitted"]
-    if o.by_hooks:
-        parts.append(f"{o.by_hooks} already emitted by hooks")
-    return f"{o.catalog}.{o.name}: " + ", ".join(parts)
-
-
-def summary_text(s: ScanSummary, events_to: str) -> str:
-    dry = ", dry run" if s.dry_run else ""
-    lines = [
-        f"iceberg-lineage scan ({s.mode}{dry}): {s.tables_scanned} table(s) scanned in {s.elapsed_s:.1f} s",
-        f"  tables:    {s.unchanged} unchanged, {s.updated} updated, {s.failed} failed",
-        f"  snapshots: {s.snapshots_emitted} emitted, {s.snapshots_by_hooks} already emitted by hooks"
-        if s.mode == "history" else f"  dataset events: {s.snapshots_emitted} emitted (current snapshots)",
-    ]
-    if s.drops or s.renames:
-        lines.append(f"  tables dropped: {s.drops}, renamed: {s.renames}")
-    lines += [f"  warning: gap in {gap_line(t, g)}" for t, g in s.gaps]
-    lines += [f"  failed:  {f.one_line()}" for f in s.failures]
-    lines.append(f"  events:    {events_to}")
-    return "\n".join(lines)
 
 
 class Progress:
@@ -104,7 +72,8 @@ class Progress:
         if self.rich is not None:
             if line:
                 self.rich.console.print(line, markup=False, highlight=False)
-            self.rich.update(self.task, description=f"{self.count} table(s) scanned, last {outcome.catalog}.{outcome.name}")
+            last = markup_safe(f"{outcome.catalog}.{outcome.name}")  # the description is rendered as markup
+            self.rich.update(self.task, description=f"{self.count} table(s) scanned, last {last}")
             return
         if line:
             print(f"scan: {line}", file=self.stream, flush=True)
@@ -142,10 +111,6 @@ def scan_command(catalogs, namespaces, tables, exclude, state, mode, since, exec
     """Emit every snapshot of every catalog table not yet emitted (tables written by any engine)."""
 
     def body() -> int:
-        from iceberg_lineage.config import load_settings
-        from iceberg_lineage.scan.scanner import ScanOptions, TableFilter, configured_catalogs
-        from iceberg_lineage.state.store import StateLockedError
-
         settings = load_settings({**column_flags(column_stats, include_columns, exclude_columns), "state.path": state})
         options = ScanOptions(
             catalogs=configured_catalogs(catalogs),
@@ -166,11 +131,8 @@ def scan_command(catalogs, namespaces, tables, exclude, state, mode, since, exec
     run_guarded(debug, body)
 
 
-def run_scan(options: Any, settings: Any, *, wait: bool, progress: bool) -> tuple[ScanSummary, str]:
+def run_scan(options: ScanOptions, settings: Settings, *, wait: bool, progress: bool) -> tuple[ScanSummary, str]:
     """A scan with its I/O wired: the run lock, the state store, the delivery (or stdout for a dry run)."""
-    from iceberg_lineage.scan.scanner import delivery_sink, printing_sink, scan
-    from iceberg_lineage.state.store import StateStore, acquire_lock
-
     with Progress(progress, sys.stderr) as on_outcome:
         if options.dry_run:
             with StateStore(settings.state_path, readonly=True) as store:

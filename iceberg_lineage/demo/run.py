@@ -9,6 +9,14 @@ from __future__ import annotations
 import os
 import sys
 
+from iceberg_lineage.cli.scan import run_scan
+from iceberg_lineage.config import load_settings
+from iceberg_lineage.demo.tables import write_demo_table
+from iceberg_lineage.hook.reporter import observe
+from iceberg_lineage.read.catalogs import WAREHOUSE, embedded_catalog, embedded_sql_catalog
+from iceberg_lineage.scan.driver import ScanOptions
+from iceberg_lineage.scan.summary import summary_text
+
 #: (identifier, commits on first run); a nested namespace shows that discovery walks below the top level.
 PLAIN_TABLES: tuple[tuple[str, int], ...] = (
     ("demo.orders", 14),
@@ -28,8 +36,6 @@ def _one_more_commit(table) -> None:
 
 def fill_demo(catalog, observed_catalog) -> None:
     """Create the demo tables, or add one commit to each when they exist (a re-run)."""
-    from iceberg_lineage.demo.tables import write_demo_table
-
     for identifier, commits in PLAIN_TABLES:
         if catalog.table_exists(identifier):
             _one_more_commit(catalog.load_table(identifier))
@@ -45,15 +51,9 @@ def fill_demo(catalog, observed_catalog) -> None:
 
 
 def main() -> int:
-    from iceberg_lineage.cli.scan import run_scan, summary_text
-    from iceberg_lineage.config import load_settings
-    from iceberg_lineage.demo.tables import WAREHOUSE, demo_catalog
-    from iceberg_lineage.hook.reporter import observe
-    from iceberg_lineage.scan.scanner import ScanOptions, embedded_catalog
-
     os.environ.setdefault("PYICEBERG_DOWNCAST_NS_TIMESTAMP_TO_US_ON_WRITE", "true")
-    observed = observe(demo_catalog())
-    fill_demo(demo_catalog(), observed)
+    observed = observe(embedded_sql_catalog())
+    fill_demo(embedded_sql_catalog(), observed)
     print(f"demo tables written to {WAREHOUSE.resolve()}", file=sys.stderr)
     settings = load_settings()
     summary, events_to = run_scan(ScanOptions(catalogs=(embedded_catalog(),)), settings, wait=True, progress=True)

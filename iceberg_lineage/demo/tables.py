@@ -1,19 +1,6 @@
-"""The embedded default catalog (SQLite with a local warehouse under ``./warehouse``) and a demo table written
-with plain PyIceberg; ``make run`` (:mod:`iceberg_lineage.demo.run`) fills the catalog with them and scans it."""
+"""A demo table written with plain PyIceberg; ``make run`` (:mod:`iceberg_lineage.demo.run`) fills the embedded
+default catalog (:func:`iceberg_lineage.read.catalogs.embedded_sql_catalog`) with them and scans it."""
 from __future__ import annotations
-
-from pathlib import Path
-
-WAREHOUSE = Path("warehouse")
-
-
-def demo_catalog(root: Path = WAREHOUSE):
-    """The embedded default catalog: SQLite in ``./warehouse/catalog.db``, warehouse ``./warehouse``."""
-    from pyiceberg.catalog.sql import SqlCatalog
-
-    root.mkdir(parents=True, exist_ok=True)
-    root = root.resolve()
-    return SqlCatalog("default", uri=f"sqlite:///{root}/catalog.db", warehouse=f"file://{root}")
 
 
 def write_demo_table(catalog, identifier: str = "demo.orders", commits: int = 12):

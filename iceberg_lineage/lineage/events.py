@@ -2,19 +2,19 @@
 
 Events are pure values built with openlineage-python's classes. Run ids of snapshots are deterministic (UUIDv7 at
 the snapshot's timestamp, hashed from table identity and snapshot id), so emitting the same history twice gives
-the same runs; ``to_json`` sorts keys, so the JSON is byte-identical apart from ``captureDate``.
+the same runs; :func:`~iceberg_lineage.lineage.serde.to_json` sorts keys, so the JSON is byte-identical apart
+from ``captureDate``.
 """
 from __future__ import annotations
 
 import dataclasses
-import json
 import datetime as dt
 from typing import Any, Callable, Iterable, Literal, TypeVar
 from uuid import UUID
 
+import attr
 from openlineage.client.event_v2 import (
     DatasetEvent,
-    InputDataset,
     Job,
     OutputDataset,
     Run,
@@ -22,14 +22,15 @@ from openlineage.client.event_v2 import (
     RunState,
     StaticDataset,
 )
-from openlineage.client.serde import Serde
 from openlineage.client.uuid import generate_static_uuid
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage.facets import COMMIT_REPORT_KEY, STATISTICS_KEY
-from iceberg_lineage.lineage.facets import build as fb
+from iceberg_lineage.lineage import facets as fb
 from iceberg_lineage.read.metadata import Schema
 from iceberg_lineage.lineage.naming import dataset_identity, table_parts
+from iceberg_lineage.lineage.serde import to_json
+from iceberg_lineage.lineage.tags import Ownership
 from iceberg_lineage.read.source import LoadedTable
 from iceberg_lineage.stats.model import SnapshotStats, TableHistory
 
@@ -40,11 +41,6 @@ MAX_EVENT_BYTES = 1_000_000
 DEFAULT_ENGINE = "commit"
 
 TableEventKind = Literal["CREATE", "DROP", "RENAME", "ALTER", "TRUNCATE", "OVERWRITE"]
-
-
-def to_json(event: Any) -> str:
-    """Deterministic JSON (sorted keys, nulls dropped) via openlineage-python's serialiser."""
-    return Serde.to_json(event)
 
 
 # -- ids and names ---------------------------------------------------------------------------------------------------
@@ -84,6 +80,11 @@ def _table_facets(table: LoadedTable, settings: Settings, schema: Schema) -> dic
         "documentation": fb.documentation_facet(props),
         "ownership": fb.ownership_facet(props),
     }
+    return _present(facets)
+
+
+def _present(facets: dict[str, Any]) -> dict[str, Any]:
+    """The facets that apply (a builder returns None for a facet with nothing to say)."""
     return {k: v for k, v in facets.items() if v is not None}
 
 
@@ -163,16 +164,16 @@ def snapshot_run_event(
     engine_name = engine or snapshot_engine(summary)
     capture = capture_time or _now()
 
-    run_facets = {
+    run_facets = _present({
         "externalQuery": fb.external_query_facet(summary),
         "processing_engine": fb.processing_engine_facet(summary),
-    }
-    output_facets = {
+    })
+    output_facets = _present({
         "outputStatistics": fb.output_statistics_facet(stats),
         COMMIT_REPORT_KEY: fb.commit_report_facet(
             stats.snapshot_id, stats.sequence_number, summary, duration_ms=duration_ms, attempts=attempts
         ),
-    }
+    })
 
     def build(with_columns: bool) -> RunEvent:
         facets = _snapshot_facets(table, stats, settings, change, capture, with_columns)
@@ -181,43 +182,51 @@ def snapshot_run_event(
         return RunEvent(
             eventType=event_type,
             eventTime=fb.iso_time(fb.ms_to_datetime(stats.timestamp_ms)),
-            run=Run(
-                runId=str(run_id or snapshot_run_id(md.identity, stats.snapshot_id, stats.timestamp_ms)),
-                facets={k: v for k, v in run_facets.items() if v is not None},
-            ),
-            job=Job(
-                namespace=settings.job_namespace,
-                name=job_name(table, engine_name),
-                facets={"jobType": fb.job_type_facet("COMMIT")},
-            ),
-            outputs=[
-                OutputDataset(
-                    namespace=identity.namespace,
-                    name=identity.name,
-                    facets=facets,
-                    outputFacets={k: v for k, v in output_facets.items() if v is not None},
-                )
-            ],
+            run=Run(runId=str(run_id or snapshot_run_id(md.identity, stats.snapshot_id, stats.timestamp_ms)),
+                    facets=run_facets),
+            job=Job(namespace=settings.job_namespace, name=job_name(table, engine_name),
+                    facets={"jobType": fb.job_type_facet("COMMIT")}),
+            outputs=[OutputDataset(namespace=identity.namespace, name=identity.name, facets=facets,
+                                   outputFacets=output_facets)],
             producer=fb.PRODUCER,
         )
 
     return _fit(build, stats)
 
 
-def input_dataset(
-    table: LoadedTable, settings: Settings, snapshot_id: int | None, input_facets: dict[str, Any] | None = None
-) -> InputDataset:
-    """The table as the input of a read (hooks): its identity, symlinks, the snapshot read, and input facets such
-    as ``inputStatistics`` and ``icebergScanReport`` (see :func:`facets.build.scan_report_facet`)."""
-    identity = dataset_identity(table, settings)
-    facets: dict[str, Any] = {}
-    if identity.symlinks:
-        facets["symlinks"] = fb.symlinks_facet(identity.symlinks)
-    if snapshot_id is not None:
-        facets["version"] = fb.version_facet(snapshot_id)
-    return InputDataset(
-        namespace=identity.namespace, name=identity.name, facets=facets, inputFacets=dict(input_facets or {})
+def snapshot_start_event(complete: RunEvent) -> RunEvent:
+    """START of a snapshot's own run, at the snapshot's time: its run, job and output by name (the COMPLETE that
+    follows carries the facets)."""
+    return RunEvent(
+        eventType=RunState.START,
+        eventTime=complete.eventTime,
+        run=complete.run,
+        job=complete.job,
+        outputs=[OutputDataset(namespace=o.namespace, name=o.name) for o in complete.outputs or ()],
+        producer=complete.producer,
     )
+
+
+def owned_run_events(event: RunEvent, owner: Ownership) -> list[RunEvent]:
+    """The events of a tagged snapshot, rebuilt from its run event (:func:`snapshot_run_event`) and its tag: the
+    hook sends these, and the scanner re-sends them when the ledger does not know them as delivered.
+
+    A snapshot that owns its run gets START and COMPLETE of that run (the tag's runId and job); a snapshot of a run
+    context gets an OTHER event of the context's run carrying the output at that version (the spec allows OTHER
+    after the run's terminal event).
+    """
+    if owner.owner == "snapshot":
+        job = Job(namespace=owner.job_namespace, name=owner.job_name, facets=event.job.facets)
+        complete = attr.evolve(event, run=Run(runId=owner.run_id, facets=event.run.facets), job=job)
+        return [snapshot_start_event(complete), complete]
+    return [RunEvent(
+        eventType=RunState.OTHER,
+        eventTime=event.eventTime,
+        run=Run(runId=owner.run_id),
+        job=Job(namespace=owner.job_namespace, name=owner.job_name, facets={"jobType": fb.job_type_facet("JOB")}),
+        outputs=event.outputs,
+        producer=event.producer,
+    )]
 
 
 def history_events(
@@ -300,28 +309,3 @@ def lifecycle_event(
         producer=fb.PRODUCER,
     )
 
-
-def from_json(text: str) -> Any:
-    """An openlineage-python event object from our own event JSON, for ``Delivery.emit`` (scanner workers return JSON).
-
-    Facets stay plain dicts: openlineage-python serialises them as they are, so the delivered JSON is the JSON the
-    worker built.
-    """
-    d = json.loads(text)
-    common = {"eventTime": d["eventTime"], "producer": d.get("producer", "")}
-    if "dataset" in d:
-        ds = d["dataset"]
-        dataset = StaticDataset(namespace=ds["namespace"], name=ds["name"], facets=ds.get("facets") or {})
-        return DatasetEvent(dataset=dataset, **common)
-    return RunEvent(
-        eventType=RunState(d["eventType"]) if d.get("eventType") else None,
-        run=Run(d["run"]["runId"], d["run"].get("facets") or {}),
-        job=Job(d["job"]["namespace"], d["job"]["name"], d["job"].get("facets") or {}),
-        inputs=[InputDataset(namespace=i["namespace"], name=i["name"], facets=i.get("facets") or {},
-                             inputFacets=i.get("inputFacets") or {})
-                for i in d.get("inputs") or []],
-        outputs=[OutputDataset(namespace=o["namespace"], name=o["name"], facets=o.get("facets") or {},
-                               outputFacets=o.get("outputFacets") or {})
-                 for o in d.get("outputs") or []],
-        **common,
-    )

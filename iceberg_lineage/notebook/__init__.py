@@ -9,11 +9,14 @@ Plots need the ``notebook`` extra (matplotlib).
 """
 from iceberg_lineage.notebook.html import event_html, events_html, history_html, snapshot_html
 from iceberg_lineage.notebook.magic import load_ipython_extension
-from iceberg_lineage.notebook.plots import columns_plot, file_sizes_plot, history_plot
+from iceberg_lineage.stats.plots import columns_plot, file_sizes_plot, history_plot
 from iceberg_lineage.notebook.scan import ScanPreview, preview_scan
 from iceberg_lineage.notebook.session import (
-    EmittedEvent, EventLog, JsonDocument, Session, Status, attach, current_session,
+    EmittedEvent, EventLog, JsonDocument, Session, SessionStatus, attach, current_session,
 )
+
+#: The name of :class:`SessionStatus` before it was renamed (other modules have a ``Status`` too).
+Status = SessionStatus
 
 __all__ = [
     "EmittedEvent",
@@ -21,6 +24,7 @@ __all__ = [
     "JsonDocument",
     "ScanPreview",
     "Session",
+    "SessionStatus",
     "Status",
     "attach",
     "columns_plot",

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from iceberg_lineage.notebook.html import history_html, snapshot_html
+from iceberg_lineage.notebook.session import current_session
+from iceberg_lineage.stats import snapshot_stats, table_history
+
 USAGE = "usage: %lineage status | events | stats NAMESPACE.TABLE"
 
 
 def lineage(line: str) -> Any:
     """The ``%lineage`` magic: returns what Jupyter should show (``stats`` displays several objects itself)."""
     from IPython.core.error import UsageError
-
-    from iceberg_lineage.notebook.session import current_session
 
     command, _, argument = line.strip().partition(" ")
     if command not in ("status", "events", "stats") or (command == "stats") != bool(argument.strip()):
@@ -35,9 +37,7 @@ def show_table(table: Any) -> None:
     """Display a table's current snapshot, its history and the three plots."""
     from IPython.display import HTML, display
 
-    from iceberg_lineage.stats import snapshot_stats, table_history
-    from iceberg_lineage.notebook.html import history_html, snapshot_html
-    from iceberg_lineage.notebook.plots import columns_plot, file_sizes_plot, history_plot
+    from iceberg_lineage.stats.plots import columns_plot, file_sizes_plot, history_plot
 
     history = table_history(table)
     current = snapshot_stats(table)

@@ -8,15 +8,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from iceberg_lineage.config import Settings, load_settings
 from iceberg_lineage.notebook import html as h
 from iceberg_lineage.notebook.session import EmittedEvent, EventLog
+from iceberg_lineage.read.catalogs import CatalogSpec
+from iceberg_lineage.read.source import catalog_type_of
+from iceberg_lineage.scan.discovery import TableFilter
+from iceberg_lineage.scan.driver import ScanOptions, scan
+from iceberg_lineage.scan.sinks import event_sink
+from iceberg_lineage.scan.summary import ScanSummary, summary_text
+from iceberg_lineage.scan.task import Mode
+from iceberg_lineage.state.store import StateStore
+from iceberg_lineage.stats.model import Depth
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
-
-    from iceberg_lineage.config import Settings
-    from iceberg_lineage.scan.scanner import Mode, ScanSummary
-    from iceberg_lineage.stats.model import Depth
 
 
 @dataclass(frozen=True)
@@ -39,8 +45,6 @@ class ScanPreview:
         return h.mapping_html("iceberg-lineage scan (dry run)", figures) + self.events._repr_html_()
 
     def __repr__(self) -> str:
-        from iceberg_lineage.cli.scan import summary_text
-
         return summary_text(self.summary, f"{len(self.events)} event(s) kept in .events")
 
 
@@ -59,11 +63,6 @@ def preview_scan(
     The options are those of ``iceberg-lineage scan`` (``--mode``, ``--depth``, ``--namespace``, ``--table``,
     ``--exclude``); the watermark store of ``settings`` (``state.path``) says what was already emitted.
     """
-    from iceberg_lineage.config import load_settings
-    from iceberg_lineage.scan.scanner import CatalogSpec, ScanOptions, TableFilter, scan
-    from iceberg_lineage.read.source import catalog_type_of
-    from iceberg_lineage.state.store import StateStore
-
     settings = settings or load_settings()
     spec = CatalogSpec.of(catalog.name, {"type": catalog_type_of(catalog), **catalog.properties})
     options = ScanOptions(catalogs=(spec,), filters=TableFilter(tuple(namespaces), tuple(tables), tuple(exclude)),
@@ -75,5 +74,5 @@ def preview_scan(
         return "printed"
 
     with StateStore(settings.state_path, readonly=True) as store:
-        summary = scan(options, settings, store, keep)
+        summary = scan(options, settings, store, event_sink(keep))
     return ScanPreview(summary, EventLog([EmittedEvent(text) for text in sent]))

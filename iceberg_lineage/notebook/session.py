@@ -12,19 +12,23 @@ import json
 import threading
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence, overload
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence, cast, overload
 
 from openlineage.client.serde import Serde
 from openlineage.client.transport.composite import CompositeConfig, CompositeTransport
+from openlineage.client.transport.noop import NoopTransport
 from openlineage.client.transport.transport import Transport
 
+from iceberg_lineage.config import load_settings
+from iceberg_lineage.delivery.client import describe_transport, make_client
+from iceberg_lineage.delivery.delivery import Delivery
+from iceberg_lineage.delivery.emitter import EMITTERS, Emitter
+from iceberg_lineage.hook import observe
 from iceberg_lineage.notebook import html as h
 
 if TYPE_CHECKING:
     from openlineage.client import OpenLineageClient
     from pyiceberg.catalog import Catalog
-
-    from iceberg_lineage.hook.runs import Emitter
 
 
 class RecordingTransport(Transport):
@@ -152,7 +156,7 @@ class EventLog(Sequence[EmittedEvent]):
 
 
 @dataclass(frozen=True)
-class Status:
+class SessionStatus:
     """Where a session's events go and what became of them (``%lineage status``)."""
 
     transport: str
@@ -202,19 +206,22 @@ class Session:
         sent = list(self.recorder.sent) if self.recorder is not None else []
         return EventLog([EmittedEvent(text) for text in sent])
 
-    def status(self) -> Status:
-        from iceberg_lineage.delivery.client import describe_transport
+    @property
+    def delivery(self) -> Delivery:
+        """The exporter behind the session's emitter (its counts and its spool)."""
+        return cast(Delivery, self.emitter.exporter)
 
+    def status(self) -> SessionStatus:
         self.flush()
-        stats = self.emitter.delivery.stats
-        return Status(
+        stats = self.delivery.stats
+        return SessionStatus(
             transport=describe_transport(self.configured),
             kind=str(self.configured.transport.kind),
             emitted=len(self.recorder.sent) if self.recorder is not None else 0,
             delivered=stats.delivered,
             spooled=stats.spooled,
             failed=stats.failed,
-            spool_path=str(self.emitter.delivery.spool_path),
+            spool_path=str(self.delivery.spool_path),
         )
 
     def _repr_html_(self) -> str:
@@ -224,34 +231,35 @@ class Session:
         return f"{self.status()!r}\n{self.events!r}"
 
 
-_SESSIONS: list[Session] = []
+@dataclass
+class LatestSession:
+    """The session ``%lineage`` talks about: that of the latest :func:`attach`."""
+
+    session: Session | None = None
+
+
+_LATEST = LatestSession()
 
 
 def attach(catalog: Catalog, client: OpenLineageClient | None = None, *, job_name: str | None = None) -> Session:
-    """Observe ``catalog`` as :func:`iceberg_lineage.hook.reporter.observe` does and keep a log of the events sent.
+    """Observe ``catalog`` as :func:`iceberg_lineage.hook.observe` does and keep a log of the events sent.
 
     ``client`` defaults to :func:`iceberg_lineage.delivery.client.make_client` (``openlineage.yml``, ``OPENLINEAGE_URL``, or
     JSON Lines in ``./.iceberg-lineage/events.jsonl``). A disabled client (``OPENLINEAGE_DISABLED``) is kept as is:
     nothing is sent, so nothing is logged. The latest session is the one ``%lineage`` talks about.
     """
-    from openlineage.client.transport.noop import NoopTransport
-
-    from iceberg_lineage.delivery.client import make_client
-    from iceberg_lineage.config import load_settings
-    from iceberg_lineage.hook.reporter import observe
-    from iceberg_lineage.hook.runs import emitter_for
-
     configured = client if client is not None else make_client()
     if configured.transport.kind == NoopTransport.kind:
         session_client, recorder = configured, None
     else:
         session_client, recorder = recording_client(configured)
     observe(catalog, client=session_client, job_name=job_name)
-    session = Session(catalog, configured, session_client, emitter_for(session_client, load_settings()), recorder)
-    _SESSIONS[:] = [session]
+    emitter = EMITTERS.emitter_for(session_client, load_settings())
+    session = Session(catalog, configured, session_client, emitter, recorder)
+    _LATEST.session = session
     return session
 
 
 def current_session() -> Session | None:
     """The session of the latest :func:`attach`, if any."""
-    return _SESSIONS[0] if _SESSIONS else None
+    return _LATEST.session

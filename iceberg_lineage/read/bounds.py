@@ -115,7 +115,9 @@ def _decimal_decoder(scale: int) -> Decoder:
     def decode(b: bytes) -> decimal.Decimal:
         if not b or len(b) > 16:
             raise BoundDecodeError(f"decimal bound of {len(b)} bytes")
-        return decimal.Decimal(int.from_bytes(b, "big", signed=True)).scaleb(-scale)
+        # Exact at any precision: Decimal arithmetic (scaleb too) would round to the context's 28 digits.
+        sign, digits, _ = decimal.Decimal(int.from_bytes(b, "big", signed=True)).as_tuple()
+        return decimal.Decimal((sign, digits, -scale))
 
     decode.sort_key, decode.lengths = _BE, set(range(1, 17))  # type: ignore[attr-defined]
     return decode

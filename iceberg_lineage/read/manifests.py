@@ -7,15 +7,12 @@ at a time. Inherited values (snapshot id, sequence numbers) are filled from the 
 """
 from __future__ import annotations
 
-import io
-import json
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
-import fastavro
-from fastavro.read import BLOCK_READERS
-
-from iceberg_lineage.errors import ManifestError
+from iceberg_lineage.errors import ManifestError, ManifestNotFoundError
+from iceberg_lineage.read.avro import block_range, cached, in_memory, iter_records, read_header
+from iceberg_lineage.read.files import local_path
 
 # Manifest content (manifest list field 517) and data file content (field 134).
 DATA, DELETES = 0, 1
@@ -120,113 +117,12 @@ def _record_schema(schema: Any) -> Any:
     return schema
 
 
-AVRO_MAGIC = b"Obj\x01"
-_HEADER_SCHEMA = fastavro.parse_schema(
-    {
-        "type": "record",
-        "name": "org.apache.avro.file.Header",
-        "fields": [
-            {"name": "magic", "type": {"type": "fixed", "name": "Magic", "size": 4}},
-            {"name": "meta", "type": {"type": "map", "values": "bytes"}},
-            {"name": "sync", "type": {"type": "fixed", "name": "Sync", "size": 16}},
-        ],
-    }
-)
-#: Parsed writer schemas by their JSON text. Every manifest of a table and spec carries the same schema, and
-#: parsing it is most of fastavro's per-file cost (~0.13 ms of ~0.22 ms for a one-entry manifest).
-_PARSED_SCHEMAS: dict[bytes, Any] = {}
-_CACHE_LIMIT = 256
-
-
-@dataclass(frozen=True)
-class AvroHeader:
-    """An Avro object container header. ``schema_json`` is the writer schema as written: the cache key for
-    everything derived from the schema."""
-
-    schema_json: bytes
-    schema: Any
-    codec: str
-    sync: bytes
-
-
-def _cached(cache: dict, key: Any, build: Any) -> Any:
-    """``cache[key]``, built on a miss; the cache is emptied when full (a handful of distinct schemas is normal)."""
-    value = cache.get(key)
-    if value is None:
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()
-        value = cache[key] = build()
-    return value
-
-
-def _read_header(stream: Any, path: str) -> AvroHeader:
-    """Read the container header, checking what fastavro does not: the magic number."""
-    try:
-        header = fastavro.schemaless_reader(stream, _HEADER_SCHEMA, None)
-    except Exception as exc:  # noqa: BLE001 - truncated or garbled header
-        raise ManifestError(f"not a readable Avro file ({type(exc).__name__}: {exc})", file=path) from None
-    if header["magic"] != AVRO_MAGIC:
-        raise ManifestError("not a readable Avro file (bad magic number)", file=path)
-    meta = header["meta"]
-    schema_json = meta.get("avro.schema")
-    if schema_json is None:
-        raise ManifestError("not a readable Avro file (no avro.schema in the header)", file=path)
-    try:
-        schema = _cached(_PARSED_SCHEMAS, schema_json, lambda: fastavro.parse_schema(json.loads(schema_json)))
-        codec = meta.get("avro.codec", b"null").decode() or "null"
-    except Exception as exc:  # noqa: BLE001 - invalid JSON, invalid schema, undecodable codec name
-        raise ManifestError(f"not a readable Avro file ({type(exc).__name__}: {exc})", file=path) from None
-    if codec not in BLOCK_READERS:
-        raise ManifestError(f"not a readable Avro file (unknown codec {codec!r})", file=path)
-    return AvroHeader(schema_json, schema, codec, header["sync"])
-
-
-#: Manifests up to this size are read whole before decoding: a buffered file pays a method call per small read.
-IN_MEMORY_BYTES = 4 * 1024 * 1024
-
-
-def _in_memory(stream: Any, length: int) -> Any:
-    """The stream's bytes in memory when the manifest list says the file is small, else the stream itself."""
-    if 0 < length <= IN_MEMORY_BYTES:
-        data = stream.read(length + 1)  # not more: a read allocates its whole size up front
-        if len(data) <= length:
-            return io.BytesIO(data)
-        stream.seek(0)  # the manifest list understated the size: stream it after all
-    return stream
-
-
-def _read_long(stream: Any) -> int | None:
-    """A zig-zag varint, or ``None`` at a clean end of file."""
-    byte = stream.read(1)
-    if not byte:
-        return None
-    b = byte[0]
-    value, shift = b & 0x7F, 7
-    while b & 0x80:
-        byte = stream.read(1)
-        if not byte or shift > 63:
-            raise EOFError("truncated block header")
-        b = byte[0]
-        value |= (b & 0x7F) << shift
-        shift += 7
-    return (value >> 1) ^ -(value & 1)
-
-
-def _records(stream: Any, header: AvroHeader, path: str) -> Iterator[dict]:
-    """Decode the data blocks one at a time (memory is one block), with the header's already-parsed schema."""
-    read_block, schema, sync = BLOCK_READERS[header.codec], header.schema, header.sync
-    decode = fastavro.schemaless_reader
-    try:
-        while (count := _read_long(stream)) is not None:
-            if count < 0:
-                raise ValueError(f"negative block count {count}")
-            block = read_block(stream)
-            for _ in range(count):
-                yield decode(block, schema, None)
-            if stream.read(16) != sync:
-                raise ValueError("sync marker mismatch")
-    except Exception as exc:  # noqa: BLE001 - truncated blocks, flipped bits, schema mismatch
-        raise ManifestError(f"corrupt Avro data ({type(exc).__name__}: {exc})", file=path) from None
+def not_found(what: str, exc: FileNotFoundError, path: str) -> str:
+    """"manifest not found", naming where it was looked for when that is not the recorded path (``--relocate``)."""
+    where = exc.filename
+    if where and where not in (path, local_path(path)):
+        return f"{what} not found at {where} (relocated from the recorded path)"
+    return f"{what} not found"
 
 
 def _nonneg(value: Any, what: str, path: str) -> int | None:
@@ -265,16 +161,16 @@ def read_manifest_list(io: Any, path: str, known: Mapping[str, ManifestFile] | N
     """
     try:
         stream = io.open(path)
-    except FileNotFoundError:
-        raise ManifestError("manifest list not found", file=path) from None
+    except FileNotFoundError as exc:
+        raise ManifestNotFoundError(not_found("manifest list", exc, path), file=path) from None
     except OSError as exc:
         raise ManifestError(f"cannot read manifest list: {exc}", file=path) from None
     out = []
     known = known or {}
     with stream:
-        header = _read_header(stream, path)
-        renames, path_name = _cached(_LIST_PLANS, header.schema_json, lambda: _list_plan(header.schema))
-        for rec in _records(stream, header, path):
+        header = read_header(stream, path)
+        renames, path_name = cached(_LIST_PLANS, header.schema_json, lambda: _list_plan(header.schema))
+        for rec in iter_records(stream, header, path):
             manifest_path = rec.get(path_name)
             found = known.get(manifest_path) if type(manifest_path) is str else None
             if found is not None:
@@ -304,40 +200,6 @@ def read_manifest_list(io: Any, path: str, known: Mapping[str, ManifestFile] | N
             except (KeyError, TypeError, ValueError) as exc:
                 raise ManifestError(f"manifest list row does not match the spec ({exc})", file=path) from None
     return out
-
-
-def _block_range(stream: Any, byte_range: tuple[int, int], path: str) -> Any:
-    """A stream of the header plus the blocks that start inside ``byte_range`` (a seekable stream).
-
-    Avro blocks end with the file's 16-byte sync marker, so block starts are found by searching for it, as
-    Hadoop splits Avro files: several workers can then decode one large manifest, each its own blocks, each
-    reading only its own bytes.
-    """
-    sync = _read_header(stream, path).sync
-    header_end = stream.tell()
-    stream.seek(0)
-    header = stream.read(header_end)
-
-    def block_start(offset: int) -> int:
-        if offset <= header_end:
-            return header_end
-        stream.seek(offset - 16)
-        position, tail = offset - 16, b""
-        while True:
-            chunk = stream.read(1 << 20)
-            if not chunk:
-                return position + len(tail)  # end of file
-            window = tail + chunk
-            found = window.find(sync)
-            if found >= 0:
-                return position + found + 16
-            position += len(window) - 15
-            tail = window[-15:]
-
-    lo, hi = byte_range
-    start, end = block_start(lo), block_start(hi)
-    stream.seek(start)
-    return io.BytesIO(header + stream.read(max(0, end - start)))
 
 
 def _entry_plan(schema: Any, path: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -375,19 +237,19 @@ def iter_manifest_entries(io_: Any, manifest: ManifestFile, byte_range: tuple[in
     path = manifest.manifest_path
     try:
         stream = io_.open(path)
-    except FileNotFoundError:
-        raise ManifestError("manifest not found", file=path) from None
+    except FileNotFoundError as exc:
+        raise ManifestNotFoundError(not_found("manifest", exc, path), file=path) from None
     except OSError as exc:
         raise ManifestError(f"cannot read manifest: {exc}", file=path) from None
     with stream:
         if byte_range is None:
-            stream = _in_memory(stream, manifest.manifest_length)
+            stream = in_memory(stream, manifest.manifest_length)
         else:
-            stream = _block_range(stream, byte_range, path)
-        header = _read_header(stream, path)
-        entry_renames, df_renames = _cached(_ENTRY_PLANS, header.schema_json, lambda: _entry_plan(header.schema, path))
+            stream = block_range(stream, byte_range, path)
+        header = read_header(stream, path)
+        entry_renames, df_renames = cached(_ENTRY_PLANS, header.schema_json, lambda: _entry_plan(header.schema, path))
         added_snapshot = manifest.added_snapshot_id
-        for rec in _records(stream, header, path):  # one generator layer: this loop is the per-entry hot path
+        for rec in iter_records(stream, header, path):  # one generator layer: this loop is the per-entry hot path
             if entry_renames:
                 rec = {entry_renames.get(k, k): v for k, v in rec.items()}
             if df_renames:

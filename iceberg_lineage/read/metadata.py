@@ -1,24 +1,23 @@
-"""Table metadata read from the raw ``metadata.json``.
+"""The table metadata model: small, frozen views of a ``metadata.json``, parsed by
+:mod:`iceberg_lineage.read.metadata_json`.
 
 PyIceberg's parser loses facts we need (it invents a random ``table-uuid`` for v1 tables that have none, fails on
-types such as ``variant``, and rejects some writers' files), so the walker parses the JSON itself into these small,
-frozen models. Parsing is pure: JSON in, model out; :mod:`iceberg_lineage.read.source` does the I/O.
+types such as ``variant``, and rejects some writers' files), so the walker parses the JSON itself into these models.
 """
 from __future__ import annotations
 
-import posixpath
+import functools
 import uuid
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Iterator, Mapping
 
-from iceberg_lineage.errors import MetadataError
-
-SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
 #: Default ``write.target-file-size-bytes`` (512 MiB); files below half of it count as small.
 DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024
 #: Namespace for stable ids of tables without a ``table-uuid`` (UUIDv5 of the normalised location).
 STABLE_ID_NAMESPACE = uuid.UUID("6f1c1d2e-5b7a-5f0e-9c3b-1d2e3f4a5b6c")
+#: The Puffin blob type whose ``ndv`` property is a column's distinct count.
+THETA_BLOB = "apache-datasketches-theta-v1"
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -124,7 +123,9 @@ class StatisticsFile:
 
 
 @dataclass(frozen=True)
-class TableMetadata:
+class MetadataFile:
+    """One parsed ``metadata.json`` (this project's model, not PyIceberg's ``TableMetadata``)."""
+
     format_version: int
     table_uuid: str | None
     location: str
@@ -152,11 +153,12 @@ class TableMetadata:
         return self.table_uuid or stable_table_id(self.location)
 
     # -- lookups --------------------------------------------------------------------------------------------------
+    @functools.cached_property
+    def _by_id(self) -> Mapping[int, Snapshot]:
+        return {s.snapshot_id: s for s in self.snapshots}
+
     def snapshot_by_id(self, snapshot_id: int) -> Snapshot | None:
-        for s in self.snapshots:
-            if s.snapshot_id == snapshot_id:
-                return s
-        return None
+        return self._by_id.get(snapshot_id)
 
     @property
     def current_schema(self) -> Schema:
@@ -176,7 +178,7 @@ class TableMetadata:
 
     def ancestors(self, snapshot_id: int | None) -> Iterator[Snapshot]:
         """The snapshot and its ancestors, newest first; stops at a missing parent or a cycle."""
-        by_id = {s.snapshot_id: s for s in self.snapshots}
+        by_id = self._by_id
         seen: set[int] = set()
         current = by_id.get(snapshot_id) if snapshot_id is not None else None
         while current is not None and current.snapshot_id not in seen:
@@ -185,15 +187,24 @@ class TableMetadata:
             current = by_id.get(current.parent_id) if current.parent_id is not None else None
 
     def refs_by_snapshot(self) -> dict[int, tuple[str, ...]]:
-        """For each snapshot, the branches and tags whose history contains it (sorted names)."""
-        out: dict[int, list[str]] = {}
+        """For each snapshot, the branches and tags whose history contains it (sorted names).
+
+        Linear in snapshots plus refs: each chain is walked once, children before parents, and a snapshot whose
+        branches are its only child's shares that child's tuple (10,000 branches over one chain share one tuple)."""
+        branches: dict[int, list[str]] = {}
+        tags: dict[int, list[str]] = {}
         for ref in self.refs.values():
-            chain = self.ancestors(ref.snapshot_id) if ref.type == "branch" else iter(
-                [s for s in [self.snapshot_by_id(ref.snapshot_id)] if s is not None]
-            )
-            for snap in chain:
-                out.setdefault(snap.snapshot_id, []).append(ref.name)
-        return {k: tuple(sorted(v)) for k, v in out.items()}
+            if ref.snapshot_id in self._by_id:
+                (branches if ref.type == "branch" else tags).setdefault(ref.snapshot_id, []).append(ref.name)
+        below = _branches_below(self._by_id, branches)
+        named: dict[int, tuple[str, ...]] = {}  # sorted names by id() of a shared frozenset
+        out: dict[int, tuple[str, ...]] = {}
+        for sid, names in below.items():
+            if sid not in tags:
+                out[sid] = named.get(id(names)) or named.setdefault(id(names), tuple(sorted(names)))
+        for sid, names in tags.items():
+            out[sid] = tuple(sorted(below.get(sid, frozenset()).union(names)))
+        return out
 
     def ndv_by_field(self, snapshot_id: int) -> dict[int, int]:
         """Distinct counts from theta-sketch blob properties of the statistics file of exactly this snapshot."""
@@ -202,7 +213,7 @@ class TableMetadata:
             if stats_file.snapshot_id != snapshot_id:
                 continue
             for blob in stats_file.blobs:
-                if blob.type != "apache-datasketches-theta-v1" or len(blob.fields) != 1:
+                if blob.type != THETA_BLOB or len(blob.fields) != 1:
                     continue
                 ndv = blob.properties.get("ndv")
                 if ndv is not None and str(ndv).isdigit():
@@ -226,6 +237,54 @@ class TableMetadata:
         )
 
 
+def _branches_below(by_id: Mapping[int, Snapshot], tips: Mapping[int, list[str]]) -> dict[int, frozenset[str]]:
+    """For every snapshot on a branch's history, the branches whose history holds it.
+
+    The snapshots reachable from the tips, each found once; then children before parents (a snapshot has at most
+    one parent, so a count of unfinished children orders them), a parent taking the union of its children's sets.
+    What is left once that order runs out is a cycle of parents (hostile metadata): every snapshot in it holds the
+    same branches."""
+    parent: dict[int, int | None] = {}
+    for tip in tips:
+        sid: int | None = tip
+        while sid is not None and sid not in parent:
+            snap = by_id[sid]
+            parent[sid] = snap.parent_id if snap.parent_id in by_id else None
+            sid = parent[sid]
+    children = dict.fromkeys(parent, 0)
+    for p in parent.values():
+        if p is not None:
+            children[p] += 1
+    incoming: dict[int, list[frozenset[str]]] = {}
+    ready = [sid for sid, n in children.items() if n == 0]
+    out: dict[int, frozenset[str]] = {}
+    while ready:
+        sid = ready.pop()
+        out[sid] = _union(incoming.pop(sid, []), tips.get(sid))
+        p = parent[sid]
+        if p is not None:
+            incoming.setdefault(p, []).append(out[sid])
+            children[p] -= 1
+            if children[p] == 0:
+                ready.append(p)
+    for sid in [sid for sid in parent if sid not in out]:
+        if sid in out:
+            continue  # joined the cycle of an earlier snapshot
+        cycle = [sid]
+        while (nxt := parent[cycle[-1]]) != sid:
+            cycle.append(nxt)  # type: ignore[arg-type]
+        names = _union([s for c in cycle for s in incoming.pop(c, [])], [n for c in cycle for n in tips.get(c, ())])
+        out.update(dict.fromkeys(cycle, names))
+    return out
+
+
+def _union(sets: list[frozenset[str]], names: list[str] | None) -> frozenset[str]:
+    """The union, reusing the one input set when nothing is added (what keeps long chains linear)."""
+    if len(sets) == 1 and not names:
+        return sets[0]
+    return frozenset(names or ()).union(*sets)
+
+
 def stable_table_id(location: str) -> str:
     """UUIDv5 of the normalised location: the same table gets the same id on every parse, on every machine."""
     return str(uuid.uuid5(STABLE_ID_NAMESPACE, normalise_location(location)))
@@ -243,170 +302,5 @@ def normalise_location(location: str) -> str:
     return loc.rstrip("/")
 
 
-def resolve_location(location: str, metadata_location: str | None) -> str:
-    """A relative ``location`` (``./lineitem_iceberg``) is resolved against the directory that holds ``metadata/``."""
-    if "://" in location or location.startswith("/") or not metadata_location:
-        return location
-    meta_dir = posixpath.dirname(metadata_location)
-    table_dir = posixpath.dirname(meta_dir) if posixpath.basename(meta_dir) == "metadata" else meta_dir
-    return table_dir
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# Parsing
-# --------------------------------------------------------------------------------------------------------------------
-
-def _type_string(t: Any) -> tuple[str, tuple[Field, ...]]:
-    if isinstance(t, str):
-        return t, ()
-    if not isinstance(t, Mapping):
-        raise ValueError(f"bad type {t!r}")
-    kind = t.get("type")
-    if kind == "struct":
-        return "struct", tuple(_parse_field(f) for f in t.get("fields", []))
-    if kind == "list":
-        elem_type, elem_children = _type_string(t["element"])
-        element = Field(int(t["element-id"]), "element", elem_type, bool(t.get("element-required")), None, elem_children)
-        return "list", (element,)
-    if kind == "map":
-        k_type, k_children = _type_string(t["key"])
-        v_type, v_children = _type_string(t["value"])
-        return "map", (
-            Field(int(t["key-id"]), "key", k_type, True, None, k_children),
-            Field(int(t["value-id"]), "value", v_type, bool(t.get("value-required")), None, v_children),
-        )
-    raise ValueError(f"unknown type {kind!r}")
-
-
-def _parse_field(f: Mapping[str, Any]) -> Field:
-    type_name, children = _type_string(f["type"])
-    return Field(int(f["id"]), str(f["name"]), type_name, bool(f.get("required", False)), f.get("doc"), children)
-
-
-def _parse_schema(s: Mapping[str, Any], default_id: int = 0) -> Schema:
-    return Schema(int(s.get("schema-id", default_id)), tuple(_parse_field(f) for f in s.get("fields", [])))
-
-
-def _parse_spec(spec_id: int, fields: list[Mapping[str, Any]]) -> PartitionSpec:
-    out = []
-    for i, f in enumerate(fields):
-        out.append(
-            PartitionField(int(f["source-id"]), int(f.get("field-id", 1000 + i)), str(f["name"]), str(f["transform"]))
-        )
-    return PartitionSpec(spec_id, tuple(out))
-
-
-def _opt_int(v: Any) -> int | None:
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise ValueError(f"expected an integer, got {v!r}")
-    return v
-
-
-def _parse_snapshot(s: Mapping[str, Any]) -> Snapshot:
-    summary = s.get("summary") or {}
-    if not isinstance(summary, Mapping):
-        raise ValueError("snapshot summary is not an object")
-    manifests = s.get("manifests")
-    return Snapshot(
-        snapshot_id=_opt_int(s["snapshot-id"]),  # type: ignore[arg-type]
-        parent_id=_opt_int(s.get("parent-snapshot-id")),
-        sequence_number=_opt_int(s.get("sequence-number")),
-        timestamp_ms=_opt_int(s["timestamp-ms"]),  # type: ignore[arg-type]
-        manifest_list=s.get("manifest-list"),
-        manifests=tuple(manifests) if manifests is not None else None,
-        summary=MappingProxyType({str(k): str(v) for k, v in summary.items()}),
-        schema_id=_opt_int(s.get("schema-id")),
-        first_row_id=_opt_int(s.get("first-row-id")),
-        added_rows=_opt_int(s.get("added-rows")),
-    )
-
-
-def parse_metadata(raw: Any, metadata_location: str | None = None) -> TableMetadata:
-    """Parse raw metadata JSON (already decoded) into :class:`TableMetadata`; raises :class:`MetadataError`."""
-    try:
-        return _parse(raw, metadata_location)
-    except MetadataError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
-        raise MetadataError(f"invalid table metadata: {what}", file=metadata_location) from None
-
-
-def _parse(raw: Any, metadata_location: str | None) -> TableMetadata:
-    if not isinstance(raw, Mapping):
-        raise MetadataError("table metadata is not a JSON object", file=metadata_location)
-    fv = raw.get("format-version")
-    if fv not in SUPPORTED_FORMAT_VERSIONS or isinstance(fv, bool):
-        raise MetadataError(f"unsupported format-version {fv!r}", file=metadata_location)
-    location = raw["location"]
-    if not isinstance(location, str):
-        raise ValueError("location is not a string")
-    location = resolve_location(location, metadata_location)
-
-    if "schemas" in raw:
-        schemas = {s.schema_id: s for s in (_parse_schema(x) for x in raw["schemas"])}
-        current_schema_id = int(raw.get("current-schema-id", next(iter(schemas), 0)))
-    else:
-        legacy = _parse_schema(raw["schema"])
-        schemas = {legacy.schema_id: legacy}
-        current_schema_id = legacy.schema_id
-    if current_schema_id not in schemas:
-        raise ValueError(f"current-schema-id {current_schema_id} has no schema")
-
-    if "partition-specs" in raw:
-        specs = {int(p["spec-id"]): _parse_spec(int(p["spec-id"]), p.get("fields", [])) for p in raw["partition-specs"]}
-        default_spec_id = int(raw.get("default-spec-id", 0))
-    else:
-        specs = {0: _parse_spec(0, raw.get("partition-spec", []))}
-        default_spec_id = 0
-
-    snapshots = tuple(_parse_snapshot(s) for s in raw.get("snapshots") or [])
-    current = raw.get("current-snapshot-id")
-    current = None if current in (None, -1) else _opt_int(current)
-
-    refs_raw = raw.get("refs")
-    refs: dict[str, Ref] = {}
-    if refs_raw:
-        for name, r in refs_raw.items():
-            refs[str(name)] = Ref(str(name), int(r["snapshot-id"]), str(r.get("type", "branch")))
-    elif current is not None:
-        # No refs (older writers): main is the current snapshot and its ancestors, as the spec defines it.
-        refs["main"] = Ref("main", current, "branch")
-
-    statistics = []
-    for st in raw.get("statistics") or []:
-        blobs = tuple(
-            BlobMetadata(
-                str(b.get("type")),
-                tuple(int(x) for x in b.get("fields", [])),
-                b.get("snapshot-id"),
-                MappingProxyType({str(k): str(v) for k, v in (b.get("properties") or {}).items()}),
-            )
-            for b in st.get("blob-metadata", [])
-        )
-        statistics.append(StatisticsFile(int(st["snapshot-id"]), str(st.get("statistics-path", "")), blobs))
-
-    props = raw.get("properties") or {}
-    return TableMetadata(
-        format_version=int(fv),
-        table_uuid=raw.get("table-uuid"),
-        location=location,
-        metadata_location=metadata_location,
-        last_sequence_number=raw.get("last-sequence-number"),
-        last_updated_ms=raw.get("last-updated-ms"),
-        schemas=MappingProxyType(schemas),
-        current_schema_id=current_schema_id,
-        specs=MappingProxyType(specs),
-        default_spec_id=default_spec_id,
-        properties=MappingProxyType({str(k): str(v) for k, v in props.items()}),
-        current_snapshot_id=current,
-        snapshots=snapshots,
-        refs=MappingProxyType(refs),
-        refs_explicit=bool(refs_raw),
-        snapshot_log=tuple((int(e["snapshot-id"]), int(e["timestamp-ms"])) for e in raw.get("snapshot-log") or []),
-        metadata_log=tuple((str(e["metadata-file"]), int(e["timestamp-ms"])) for e in raw.get("metadata-log") or []),
-        statistics=tuple(statistics),
-        raw=raw,
-    )
+#: The former name, kept for code that imports it.
+TableMetadata = MetadataFile

@@ -2,6 +2,7 @@
 directory, or a catalog name and identifier) into raw table metadata plus a FileIO that can read its files."""
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import json
@@ -11,8 +12,11 @@ import re
 from dataclasses import dataclass, field
 from typing import IO, Any, Mapping
 
-from iceberg_lineage.errors import CatalogError, MetadataError
-from iceberg_lineage.read.metadata import TableMetadata, parse_metadata
+from iceberg_lineage.errors import CatalogError, ConfigError, MetadataError
+from iceberg_lineage.read.catalogs import one_line, pyiceberg_config
+from iceberg_lineage.read.files import check_scheme, local_path, open_regular, read_bounded
+from iceberg_lineage.read.metadata import MetadataFile
+from iceberg_lineage.read.metadata_json import parse_metadata
 
 #: Largest metadata.json we accept; anything bigger is hostile or broken, not a table.
 MAX_METADATA_BYTES = 256 * 1024 * 1024
@@ -52,11 +56,16 @@ class RelocatingIO:
         would otherwise be a tiny ranged GET, and the AWS SDK cannot retry a throttled one (``503 SlowDown``)."""
         resolved = self.resolve(path)
         local = local_path(resolved)
-        if local is not None:
-            return open(local, "rb")  # noqa: SIM115 - the caller closes it; ~2x cheaper than a pyarrow stream
-        stream = self._io.new_input(resolved).open()
+        try:
+            if local is not None:
+                return open_regular(local)  # ~2x cheaper than a pyarrow stream
+            check_scheme(resolved)
+            stream = self._io.new_input(resolved).open()
+        except FileNotFoundError as exc:
+            # name where it was looked for: under --relocate that is not the path the metadata records
+            raise FileNotFoundError(errno.ENOENT, "not found", exc.filename or local or resolved) from None
         with stream:
-            return io.BytesIO(_read_bounded(stream, MAX_REMOTE_FILE_BYTES))
+            return io.BytesIO(read_bounded(stream, MAX_REMOTE_FILE_BYTES))
 
     def read(self, path: str, limit: int | None = None) -> bytes:
         with self.open(path) as stream:
@@ -73,7 +82,7 @@ class RelocatingIO:
 class LoadedTable:
     """Everything the walker needs about one table: parsed metadata, a FileIO, and where it came from."""
 
-    metadata: TableMetadata
+    metadata: MetadataFile
     io: RelocatingIO
     name: str | None = None
     catalog_name: str | None = None
@@ -95,17 +104,6 @@ def _file_io(location: str, properties: Mapping[str, str] | None = None) -> Any:
     return load_file_io(dict(properties or {}), location)
 
 
-def local_path(uri: str) -> str | None:
-    """The filesystem path of a local URI (``file:``, or no scheme), else ``None``."""
-    if uri.startswith("file://"):
-        return uri[len("file://") :]
-    if uri.startswith("file:"):
-        return uri[len("file:") :]
-    if "://" not in uri:
-        return os.path.abspath(uri)
-    return None
-
-
 def _decode_metadata(data: bytes, path: str) -> Any:
     if path.endswith(".gz") or path.endswith(".gz.metadata.json") or data[:2] == b"\x1f\x8b":
         try:
@@ -114,17 +112,20 @@ def _decode_metadata(data: bytes, path: str) -> Any:
             raise MetadataError(f"corrupt gzip metadata: {exc}", file=path) from None
     try:
         return json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MetadataError(f"not valid JSON ({exc})", file=path) from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, and an integer of more than 4,300 digits
+        raise MetadataError(f"not valid JSON ({str(exc)[:200]})", file=path) from None
     except RecursionError:
         raise MetadataError("not valid JSON (nested too deeply)", file=path) from None
 
 
 def read_metadata_file(io: Any, path: str) -> Any:
     """Read and JSON-decode one metadata file through a FileIO; errors name the file."""
+    local = local_path(path)
     try:
-        with io.new_input(path).open() as stream:
-            data = _read_bounded(stream, MAX_METADATA_BYTES + 1)
+        if local is None:
+            check_scheme(path)
+        with open_regular(local) if local is not None else io.new_input(path).open() as stream:
+            data = read_bounded(stream, MAX_METADATA_BYTES + 1)
     except FileNotFoundError:
         raise MetadataError("metadata file not found", file=path) from None
     except OSError as exc:
@@ -132,18 +133,6 @@ def read_metadata_file(io: Any, path: str) -> Any:
     if len(data) > MAX_METADATA_BYTES:
         raise MetadataError(f"metadata file is larger than {MAX_METADATA_BYTES} bytes", file=path)
     return _decode_metadata(data, path)
-
-
-def _read_bounded(stream: Any, limit: int, chunk: int = 1 << 20) -> bytes:
-    """Read at most ``limit`` bytes in chunks (``read(limit)`` would allocate ``limit`` bytes up front)."""
-    parts, total = [], 0
-    while total < limit:
-        block = stream.read(min(chunk, limit - total))
-        if not block:
-            break
-        parts.append(block)
-        total += len(block)
-    return b"".join(parts)
 
 
 def _metadata_version(name: str) -> int | None:
@@ -220,6 +209,11 @@ def load_metadata_path(
 ) -> LoadedTable:
     """Load a table from a ``metadata.json`` path/URI, or from a table location directory."""
     local = local_path(path)
+    if local is None:
+        try:
+            check_scheme(path)
+        except OSError as exc:
+            raise MetadataError(str(exc), file=path) from None
     is_dir = os.path.isdir(local) if local is not None else not path.endswith(".json") and not path.endswith(".gz")
     if local is not None and not is_dir and not os.path.exists(local):
         raise MetadataError("metadata file not found", file=path)
@@ -229,7 +223,7 @@ def load_metadata_path(
         path = local
     io = _file_io(path, properties)
     raw = read_metadata_file(io, path)
-    metadata = parse_metadata(raw, path)
+    metadata = parse_metadata(raw, path, name)
     base = metadata.location if "://" not in metadata.location else None
     reloc = dict(relocate or {})
     raw_location = raw.get("location") if isinstance(raw, Mapping) else None
@@ -271,12 +265,12 @@ def load_table_object(table: Any, *, relocate: Mapping[str, str] | None = None, 
             raw = None
     if raw is None:
         raw = json.loads(table.metadata.model_dump_json(by_alias=True, exclude_none=True))
-    metadata = parse_metadata(raw, metadata_location)
     catalog = getattr(table, "catalog", None)
     identifier = tuple(table.name()) if hasattr(table, "name") else None
     catalog_name = getattr(catalog, "name", None)
     if identifier and catalog_name and len(identifier) > 1 and identifier[0] == catalog_name:
         identifier = identifier[1:]
+    metadata = parse_metadata(raw, metadata_location, ".".join(identifier) if identifier else None)
     return LoadedTable(
         metadata=metadata,
         io=RelocatingIO(table.io, relocate),
@@ -297,21 +291,24 @@ def load_from_catalog(
     display = ".".join(ident)
     try:
         if isinstance(catalog_name, str):
-            from pyiceberg.catalog import load_catalog
-            from pyiceberg.utils.config import Config
-
             from iceberg_lineage.redact import protect
 
-            protect(Config().get_catalog_config(catalog_name) or {})  # before PyIceberg logs anything of it
-            catalog = load_catalog(catalog_name)
+            config = pyiceberg_config().get_catalog_config(catalog_name) or {}
+            protect(config)  # before PyIceberg logs any of it
+            from pyiceberg.catalog import load_catalog
+
+            # the configuration as it is now: PyIceberg's own copy was read once, when it was first imported
+            catalog = load_catalog(catalog_name, **config)
         else:
             catalog = catalog_name
+    except ConfigError:
+        raise
     except Exception as exc:  # noqa: BLE001 - any catalog misconfiguration is a catalog error
-        raise CatalogError(f"cannot load catalog {catalog_name!r}: {exc}", table=display) from None
+        raise CatalogError(f"cannot load catalog {catalog_name!r}: {one_line(exc)}", table=display) from None
     try:
         table = catalog.load_table(ident)
     except Exception as exc:  # noqa: BLE001
-        raise CatalogError(f"cannot load table: {type(exc).__name__}: {exc}", table=display) from None
+        raise CatalogError(f"cannot load table: {one_line(exc)}", table=display) from None
     try:
         return load_table_object(table, relocate=relocate)
     except MetadataError as exc:

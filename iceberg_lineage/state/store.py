@@ -3,6 +3,10 @@
 Tables are keyed by identity (``table-uuid``, or the walker's stable id), not by name, so a renamed table keeps its
 history. A snapshot is written here only after its event was delivered or spooled; a crash in between re-emits
 it (same runId) next time, never loses it. A file lock next to the database keeps overlapping runs apart.
+
+The same file holds the delivery ledger (``ledger``): the snapshots whose events the hook delivered or spooled. It
+is written by hooked processes without the lock (SQLite serialises writers). Schema version 1 files (before the
+ledger) are migrated in place on first writable open; read-only, they read as an empty ledger.
 """
 from __future__ import annotations
 
@@ -11,11 +15,11 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Mapping
 
 from iceberg_lineage.errors import ConfigError, IcebergLineageError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -40,6 +44,13 @@ CREATE TABLE IF NOT EXISTS snapshots (
     recorded_at REAL NOT NULL,
     PRIMARY KEY (identity, snapshot_id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ledger (    -- since schema version 2: tagged snapshots the hook delivered or spooled
+    identity TEXT NOT NULL,
+    snapshot_id INTEGER NOT NULL,
+    run_id TEXT NOT NULL,
+    recorded_at REAL NOT NULL,
+    PRIMARY KEY (identity, snapshot_id)
+) WITHOUT ROWID;
 """
 
 
@@ -50,7 +61,9 @@ class StateLockedError(IcebergLineageError):
 
 
 @dataclass(frozen=True)
-class TableState:
+class TrackedTable:
+    """A table's row in the state: its identity, the name and metadata file recorded last, whether it was dropped."""
+
     identity: str
     catalog: str
     identifier: tuple[str, ...]
@@ -58,6 +71,10 @@ class TableState:
     metadata_location: str | None
     current_snapshot_id: int | None
     dropped: bool
+
+
+#: The old name of :class:`TrackedTable` (the hook's capture of a table is another thing).
+TableState = TrackedTable
 
 
 @dataclass(frozen=True)
@@ -68,6 +85,8 @@ class Watermark:
     last_sequence_number: int | None = None
     last_timestamp_ms: int | None = None
     current_snapshot_id: int | None = None
+    #: tagged snapshots the ledger knows as delivered by the hook
+    hook_delivered: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -96,6 +115,17 @@ class StateStore:
     """The SQLite watermark store. ``readonly`` (dry runs) never creates nor changes the file."""
 
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
+        try:
+            self._open(path, readonly)
+        except (sqlite3.Error, OSError) as exc:
+            if getattr(self, "_db", None) is not None:
+                self._db.close()
+            directory = Path(path).is_dir()
+            reason = "is a directory, not a state file" if directory else f"cannot open the state file ({exc})"
+            raise ConfigError(reason, file=str(path)) from None
+
+    def _open(self, path: str | Path, readonly: bool) -> None:
+        """Connect (creating or migrating the file unless ``readonly``); sqlite3 and OS errors reach the caller."""
         self.path = Path(path)
         self.readonly = readonly
         if readonly:
@@ -115,20 +145,29 @@ class StateStore:
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             self._db.commit()
         version = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if version is not None and int(version[0]) != SCHEMA_VERSION:
+        if version is not None and int(version[0]) > SCHEMA_VERSION:
             raise ConfigError(f"state file has schema version {version[0]}, expected {SCHEMA_VERSION}", file=str(path))
+        if version is not None and int(version[0]) < SCHEMA_VERSION and not readonly:
+            self._migrate()
+        self._has_ledger = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='ledger'").fetchone() is not None
+
+    def _migrate(self) -> None:
+        """Version 1 -> 2: the ledger table (already created by the DDL above); the old tables are unchanged."""
+        with self._db:
+            self._db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
 
     # -- reads -------------------------------------------------------------------------------------------------------
-    def get(self, identity: str) -> TableState | None:
+    def get(self, identity: str) -> TrackedTable | None:
         row = self._db.execute(f"SELECT {_COLUMNS} FROM tables WHERE identity=?", (identity,)).fetchone()
-        return _table_state(row) if row else None
+        return _tracked_table(row) if row else None
 
-    def find(self, catalog: str, identifier: tuple[str, ...]) -> TableState | None:
+    def find(self, catalog: str, identifier: tuple[str, ...]) -> TrackedTable | None:
         row = self._db.execute(
             f"SELECT {_COLUMNS} FROM tables WHERE catalog=? AND identifier=? AND dropped=0",
             (catalog, _ident(identifier)),
         ).fetchone()
-        return _table_state(row) if row else None
+        return _tracked_table(row) if row else None
 
     def watermark(self, identity: str) -> Watermark:
         rows = self._db.execute(
@@ -142,13 +181,21 @@ class StateStore:
             last_sequence_number=max(seqs) if seqs else None,
             last_timestamp_ms=max(times) if times else None,
             current_snapshot_id=table.current_snapshot_id if table else None,
+            hook_delivered=self.hook_delivered(identity),
         )
 
-    def tables(self, catalog: str) -> Iterator[TableState]:
+    def hook_delivered(self, identity: str) -> frozenset[int]:
+        """The table's snapshots the hook recorded in the ledger as delivered (or spooled)."""
+        if not self._has_ledger:
+            return frozenset()
+        rows = self._db.execute("SELECT snapshot_id FROM ledger WHERE identity=?", (identity,)).fetchall()
+        return frozenset(r[0] for r in rows)
+
+    def tables(self, catalog: str) -> Iterator[TrackedTable]:
         """Live (not dropped) tables of a catalog, streamed."""
         cursor = self._db.execute(f"SELECT {_COLUMNS} FROM tables WHERE catalog=? AND dropped=0", (catalog,))
         for row in cursor:
-            yield _table_state(row)
+            yield _tracked_table(row)
 
     def emitted(self, identity: str) -> list[EmittedSnapshot]:
         rows = self._db.execute(
@@ -179,6 +226,14 @@ class StateStore:
                 [(rec.identity, s.snapshot_id, s.sequence_number, s.timestamp_ms, s.via, s.run_id, now)
                  for s in rec.snapshots],
             )
+
+    def record_delivered(self, identity: str, run_ids: Mapping[int, str]) -> None:
+        """Add snapshots (id -> runId) the hook delivered or spooled to the ledger, atomically."""
+        self._check_writable()
+        now = time.time()
+        with self._db:
+            self._db.executemany("INSERT OR IGNORE INTO ledger VALUES (?, ?, ?, ?)",
+                                 [(identity, sid, run_id, now) for sid, run_id in run_ids.items()])
 
     def mark_dropped(self, identity: str) -> None:
         self._check_writable()
@@ -212,8 +267,8 @@ def _ident(identifier: tuple[str, ...]) -> str:
     return json.dumps(list(identifier))
 
 
-def _table_state(row: tuple) -> TableState:
-    return TableState(row[0], row[1], tuple(json.loads(row[2])), row[3], row[4], row[5], bool(row[6]))
+def _tracked_table(row: tuple) -> TrackedTable:
+    return TrackedTable(row[0], row[1], tuple(json.loads(row[2])), row[3], row[4], row[5], bool(row[6]))
 
 
 def lock_path(state_path: str | Path) -> Path:

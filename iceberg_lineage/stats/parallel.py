@@ -1,18 +1,22 @@
-"""Where per-table work runs: threads, processes or Dask, behind one ``concurrent.futures.Executor`` interface.
+"""Where work runs: one executor factory per process for the walker's pools, and the executor for per-table tasks.
 
-The scanner only submits picklable task descriptions and gets back plain data, so the same code runs on any of them.
-Manifests of one table fan out on a second, bounded thread pool per process (:func:`manifest_pool`), never on
-the pool the table itself runs on: a table task waiting on manifest tasks queued behind other table tasks would
-deadlock a shared pool.
+The scanner only submits picklable task descriptions and gets back plain data, so the same code runs on threads,
+processes or Dask (:func:`open_executor`). Manifests of one table fan out on a second, bounded thread pool per
+process (:func:`manifest_pool`), never on the pool the table itself runs on: a table task waiting on manifest tasks
+queued behind other table tasks would deadlock a shared pool. So the factory is one owner, not one pool: it hands
+out a pool per purpose, each made on first use, and forgets them all in a forked child, where their threads and
+worker processes do not exist (as PyIceberg's ``ExecutorFactory`` does).
 """
 from __future__ import annotations
 
+import atexit
 import concurrent.futures as cf
 import contextlib
 import multiprocessing
 import os
+import queue
 import threading
-from typing import Iterator, Literal
+from typing import Any, Callable, Iterator, Literal
 
 from iceberg_lineage.errors import ConfigError
 
@@ -22,17 +26,148 @@ EXECUTOR_KINDS: tuple[str, ...] = ("threads", "processes", "dask")
 #: Threads per process that read manifests of one table; enough to hide object-store latency, small enough for RAM.
 MANIFEST_THREADS = min(8, 2 * (os.cpu_count() or 1))
 
-_manifest_pool: cf.ThreadPoolExecutor | None = None
-_manifest_lock = threading.Lock()
+
+class DaemonThreads(cf.Executor):
+    """A thread pool the interpreter never waits for, whose stuck tasks can be abandoned.
+
+    ``ThreadPoolExecutor`` joins its threads at exit (``threading._register_atexit``): one read blocked forever
+    keeps the process alive forever, and its stuck thread holds a worker slot. Here the threads are daemons, never
+    joined at exit, and :meth:`abandon` hands a running task's slot to a new thread; the stuck one ends whenever its
+    task returns, if ever. A thread cannot be cancelled: it can only stop being waited for.
+    """
+
+    def __init__(self, workers: int, name: str) -> None:
+        self._workers = workers
+        self._name = name
+        self._queue: queue.SimpleQueue[tuple[cf.Future, Callable[..., Any], tuple, dict] | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._counted: set[threading.Thread] = set()  # the threads holding one of the ``workers`` slots
+        self._running: dict[cf.Future, threading.Thread] = {}
+        self._started = 0
+        self._shutdown = False
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
+        future: cf.Future = cf.Future()
+        with self._lock:
+            if self._shutdown:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            self._queue.put((future, fn, args, kwargs))
+            if len(self._counted) < self._workers:
+                self._start()
+        return future
+
+    def _start(self) -> None:
+        self._started += 1
+        thread = threading.Thread(target=self._work, name=f"{self._name}_{self._started}", daemon=True)
+        self._counted.add(thread)
+        thread.start()
+
+    def _work(self) -> None:
+        me = threading.current_thread()
+        while (item := self._queue.get()) is not None:
+            future, fn, args, kwargs = item
+            del item
+            with self._lock:
+                if not future.set_running_or_notify_cancel():
+                    continue
+                self._running[future] = me
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:  # noqa: BLE001 - it belongs to whoever waits on the future
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+            with self._lock:
+                self._running.pop(future, None)
+                if me not in self._counted:  # given up on: its slot went to another thread
+                    return
+            del future, fn, args, kwargs
+
+    def abandon(self, future: cf.Future) -> bool:
+        """Stop waiting for a task: cancel it if it has not started, else give its thread's slot to a new thread.
+        False when it had already finished."""
+        with self._lock:
+            if future.cancel():
+                return True
+            thread = self._running.pop(future, None)
+            if thread is None:
+                return False
+            self._counted.discard(thread)
+            if not self._shutdown:
+                self._start()
+        return True
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop the threads once the queue is done (at once with ``cancel_futures``); ``wait`` joins only the
+        threads that were not abandoned."""
+        with self._lock:
+            self._shutdown = True
+            if cancel_futures:
+                while True:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is not None:
+                        item[0].cancel()
+            threads = list(self._counted)
+            for _ in threads:
+                self._queue.put(None)
+        if wait:
+            for thread in threads:
+                thread.join()
 
 
-def manifest_pool() -> cf.ThreadPoolExecutor:
-    """This process's bounded pool for per-manifest reads (created on first use, lives as long as the process)."""
-    global _manifest_pool
-    with _manifest_lock:
-        if _manifest_pool is None:
-            _manifest_pool = cf.ThreadPoolExecutor(MANIFEST_THREADS, thread_name_prefix="iceberg-lineage-manifest")
-        return _manifest_pool
+class ExecutorFactory:
+    """This process's long-lived pools by purpose: manifest reads (threads) and large-manifest splits (processes)."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        """Forget every pool (after ``fork``: the child has none of the parent's threads, so no lock is held)."""
+        self._lock = threading.Lock()
+        self._threads: DaemonThreads | None = None
+        self._processes: cf.ProcessPoolExecutor | None = None
+
+    def manifest_threads(self) -> DaemonThreads:
+        """The bounded pool for per-manifest reads (daemon threads: a read stuck forever cannot hold the process)."""
+        with self._lock:
+            if self._threads is None:
+                self._threads = DaemonThreads(MANIFEST_THREADS, "iceberg-lineage-manifest")
+            return self._threads
+
+    def split_processes(self) -> cf.ProcessPoolExecutor:
+        """Worker processes that decode block ranges of large local manifests (decoding holds the GIL); "spawn" is
+        safe beside threads."""
+        with self._lock:
+            if self._processes is None:
+                self._processes = cf.ProcessPoolExecutor(
+                    os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn")
+                )
+                atexit.register(self.shutdown)  # before interpreter teardown, or its callbacks fail noisily
+            return self._processes
+
+    def shutdown(self) -> None:
+        """Shut down this process's pools; the next request makes new ones."""
+        with self._lock:
+            threads, processes = self._threads, self._processes
+            self._threads = self._processes = None
+        if threads is not None:
+            threads.shutdown(wait=False)  # daemons: a stuck read must not hold the exit
+        if processes is not None:
+            processes.shutdown()
+
+
+#: The executor factory of this process.
+EXECUTORS = ExecutorFactory()
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=EXECUTORS._reset)
+
+
+def manifest_pool() -> DaemonThreads:
+    """This process's bounded pool for per-manifest reads (lives as long as the process)."""
+    return EXECUTORS.manifest_threads()
 
 
 def default_workers() -> int:
@@ -45,6 +180,9 @@ def open_executor(
 ) -> Iterator[cf.Executor]:
     """An executor for per-table tasks, shut down on exit.
 
+    ``threads`` is a :class:`DaemonThreads` pool, so the scan can abandon a stuck table (``scan.table_timeout_s``)
+    and still exit.
+
     ``processes`` uses the ``spawn`` start method: the driver holds threads (manifest pool, SQLite, HTTP), and
     forking a threaded process can deadlock. ``dask`` connects to ``dask_scheduler`` or starts a ``LocalCluster``.
     """
@@ -56,8 +194,13 @@ def open_executor(
         raise ConfigError("--dask-scheduler needs --executor dask")
     n = workers or default_workers()
     if kind == "threads":
-        with cf.ThreadPoolExecutor(n, thread_name_prefix="iceberg-lineage-table") as pool:
+        pool = DaemonThreads(n, "iceberg-lineage-table")
+        try:
             yield pool
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)  # an interrupted scan does not wait for its tables
+            raise
+        pool.shutdown()  # joins idle threads only: abandoned ones are not waited for
     elif kind == "processes":
         with cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn")) as pool:
             yield pool

@@ -330,15 +330,10 @@ def _decode(decoder: Decoder, raw: bytes | None, fid: int, path: str):
         raise ManifestError(f"bad bound for field id {fid}: {exc}", file=path) from None
 
 
-def partial_key(path: str, ctx: PartialContext) -> tuple:
-    return (path, ctx.key)
-
-
 __all__ = [
     "Partial",
     "PartialContext",
     "merge_all",
-    "partial_key",
     "path_hash",
     "summarize_entries",
 ]

@@ -2,30 +2,27 @@
 
 Each function builds a :class:`matplotlib.figure.Figure` directly, without pyplot: nothing is drawn on screen or
 registered in a global figure list unless the caller displays it. In IPython a returned Figure shows as a PNG.
+matplotlib is imported only when a plot is drawn. This module sits below the model (whose ``plot*`` methods call it),
+so it takes the model's objects without importing their classes.
 """
 from __future__ import annotations
 
 import datetime as dt
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from iceberg_lineage.notebook.html import human_bytes
+from iceberg_lineage.stats.forms import declared_figures
+from iceberg_lineage.stats.text import human_bytes
 
 if TYPE_CHECKING:
     from matplotlib.axis import Axis
     from matplotlib.figure import Figure
 
-    from iceberg_lineage.stats.model import SnapshotStats, TableHistory
-
 #: Marker per snapshot operation, so appends, overwrites and deletes read apart on every panel.
 OPERATION_MARKERS = {"append": "o", "overwrite": "s", "delete": "x", "replace": "D"}
 _OTHER_MARKER = "^"
-_HISTORY_PANELS = (
-    ("records", "records"),
-    ("data files", "data_files"),
-    ("total bytes", "total_files_size_bytes"),
-    ("delete files", "delete_files"),
-)
+#: The figures of the history plot, one panel each, labelled as the figure declares.
+_HISTORY_PANELS = ("records", "data_files", "total_files_size_bytes", "delete_files")
 
 
 def show_figures_as_png() -> None:
@@ -64,8 +61,9 @@ def _counts_axis(axis: Axis) -> None:
     axis.set_major_locator(MaxNLocator(integer=True))
 
 
-def history_plot(history: TableHistory) -> Figure:
-    """Records, data files, total bytes and delete files over the snapshot timeline; markers by operation.
+def history_plot(history: Any) -> Figure:
+    """A TableHistory's records, data files, total bytes and delete files over the snapshot timeline; markers by
+    operation.
 
     Unknown figures (``None``, e.g. a snapshot whose manifest list is gone) are left out rather than drawn as 0.
     """
@@ -75,7 +73,8 @@ def history_plot(history: TableHistory) -> Figure:
     fig = _figure(9, 7)
     axes = fig.subplots(len(_HISTORY_PANELS), 1, sharex=True)
     operations = sorted({s.operation or "?" for s in snapshots})
-    for ax, (label, key) in zip(axes, _HISTORY_PANELS):
+    figures = declared_figures(type(snapshots[0])) if snapshots else {}
+    for ax, key in zip(axes, _HISTORY_PANELS):
         known = [(s.timestamp, getattr(s, key), s.operation or "?") for s in snapshots if getattr(s, key) is not None]
         ax.plot([t for t, _, _ in known], [v for _, v, _ in known], color="#8aa", linewidth=1, zorder=1)
         for op in operations:
@@ -85,7 +84,7 @@ def history_plot(history: TableHistory) -> Figure:
                 ax.scatter([t for t, _ in points], [v for _, v in points], marker=marker, label=op, zorder=2)
         top = max(ax.get_ylim()[1], 1)
         ax.set_ylim(-0.04 * top, top)  # from zero (a change reads at its true scale), markers at 0 left whole
-        ax.set_ylabel(label)
+        ax.set_ylabel(figures[key].label if figures else key)
         ax.grid(alpha=0.3)
         if key.endswith("bytes"):
             _bytes_axis(ax.yaxis)
@@ -100,8 +99,8 @@ def history_plot(history: TableHistory) -> Figure:
     return fig
 
 
-def columns_plot(stats: SnapshotStats) -> Figure:
-    """Null fraction per column (nulls / values over live data files); columns without metrics are listed apart."""
+def columns_plot(stats: Any) -> Figure:
+    """A SnapshotStats' null fraction per column (nulls / values over live data files); columns without metrics are listed apart."""
     measured = [(name, c.null_count / c.value_count) for name, c in stats.columns.items()
                 if c.has_metrics and c.null_count is not None and c.value_count]
     fig = _figure(7, 1.2 + 0.3 * max(len(measured), 1))
@@ -124,8 +123,8 @@ def columns_plot(stats: SnapshotStats) -> Figure:
     return fig
 
 
-def file_sizes_plot(stats: SnapshotStats) -> Figure:
-    """Histogram of live data file sizes (power-of-two buckets) with the small-file threshold marked."""
+def file_sizes_plot(stats: Any) -> Figure:
+    """A SnapshotStats' histogram of live data file sizes (power-of-two buckets) with the small-file threshold marked."""
     fig = _figure(7, 3.2)
     ax = fig.subplots()
     sizes = stats.file_sizes

@@ -9,7 +9,8 @@ from openlineage.client import OpenLineageClient
 from openlineage.client.serde import Serde
 
 from iceberg_lineage.cli.replay import replay_command
-from iceberg_lineage.delivery.delivery import Delivery, DeliveryResult, DeliveryStats, ReplayResult, replay
+from iceberg_lineage.delivery.delivery import Delivery, DeliveryResult, DeliveryStats
+from iceberg_lineage.delivery.replay import ReplayResult, replay
 from iceberg_lineage.delivery.spool import Spool
 
 
@@ -109,7 +110,7 @@ def test_fail_fast_composite_spools_with_the_targets_own_error(serve, settings):
 
     result = delivery.emit(run_event())
 
-    assert result == DeliveryResult("spooled", "HTTPError: HTTP 400")
+    assert result == DeliveryResult("spooled", "HTTPError: HTTP 400", rejected=True)
     assert len(rejecting.received) == 1
 
 

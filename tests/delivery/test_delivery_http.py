@@ -1,6 +1,7 @@
 """Delivery through openlineage-python's HTTP transport against real local servers that fail in the usual ways."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -12,8 +13,9 @@ from openlineage.client.serde import Serde
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 from openlineage.client import OpenLineageClient
 
-from iceberg_lineage.delivery import delivery as delivery_module
-from iceberg_lineage.delivery.delivery import Delivery, DeliveryStats, ReplayResult, replay
+from iceberg_lineage.delivery import transports as transports_module
+from iceberg_lineage.delivery.delivery import Delivery, DeliveryStats
+from iceberg_lineage.delivery.replay import ReplayResult, replay
 from iceberg_lineage.delivery.spool import Spool
 
 
@@ -24,24 +26,28 @@ def spooled_rows(settings):
 
 def test_server_failing_then_recovering_loses_nothing_and_duplicates_only_sent_runs(serve, settings):
     # The server processes every request but answers 500 to the first 7: the first event exhausts openlineage's
-    # 6 attempts and is spooled, the second gets through on its second attempt, the rest at once.
+    # 6 attempts and is spooled; the COMPLETE of its run waits behind it unsent (nothing overtakes); the next run's
+    # START gets through on its second attempt (no breaker cool-down here), the rest at once.
     server = serve(script=lambda n, _body: Answer(500 if n < 7 else 200))
     events = run_pairs(5)
     sent = [key(Serde.to_json(e)) for e in events]
-    delivery = Delivery(http_client(server.url, **FAST), settings)
+    delivery = Delivery(http_client(server.url, **FAST), dataclasses.replace(settings, delivery_breaker_cooldown_s=0))
 
     results = [delivery.emit(e) for e in events]
 
-    assert [r.status for r in results] == ["spooled"] + ["delivered"] * 9
+    assert [r.status for r in results] == ["spooled", "spooled"] + ["delivered"] * 8
     assert results[0].error == "RetryError: too many 500 error responses"
-    assert delivery.stats == DeliveryStats(delivered=9, spooled=1)
-    assert len(server.received) == 6 + 2 + 8
+    assert results[1].error == "not sent: behind a spooled event of its run or dataset"
+    assert delivery.stats == DeliveryStats(delivered=8, spooled=2)
+    assert len(server.received) == 6 + 2 + 7
 
-    assert replay(settings.spool_path, http_client(server.url, **FAST)) == ReplayResult(1, 0)
+    assert replay(settings.spool_path, http_client(server.url, **FAST)) == ReplayResult(2, 0)
     received = Counter(key(b) for b in server.received)
     assert set(received) == set(sent)  # every event arrived ...
     assert Counter(key(b) for b in server.accepted) == Counter(sent)  # ... and was accepted once
-    assert received[sent[0]] == 7 and received[sent[1]] == 2  # duplicates repeat only what was sent
+    assert received[sent[0]] == 7 and received[sent[1]] == 1 and received[sent[2]] == 2  # duplicates: only sent ones
+    run = sent[0][0]
+    assert [k for k in map(key, server.accepted) if k[0] == run] == sent[:2]  # START before COMPLETE
     assert spooled_rows(settings) == []
 
 
@@ -105,7 +111,7 @@ def test_connection_refused_with_default_retry(settings):
 def test_429_is_retried_with_a_bounded_retry_after_then_delivered(serve, settings, monkeypatch):
     # 429 without Retry-After (retried only because 429 joins status_forcelist), then a Retry-After of an hour,
     # bounded to 1 s here (RETRY_AFTER_MAX, 10 s by default), then accepted.
-    monkeypatch.setattr(delivery_module, "RETRY_AFTER_MAX", 1)
+    monkeypatch.setattr(transports_module, "RETRY_AFTER_MAX", 1)
     answers = [Answer(429), Answer(429, {"Retry-After": "3600"})]
     server = serve(script=lambda n, _body: answers[n] if n < len(answers) else Answer(200))
     delivery = Delivery(OpenLineageClient(transport=HttpTransport(HttpConfig(url=server.url))), settings)
@@ -147,7 +153,9 @@ def test_an_event_the_server_rejects_is_kept_while_replay_goes_on(serve, setting
 
     assert result == ReplayResult(3, 1, "HTTPError: HTTP 400")
     assert [(r.run_id, r.event_type) for r in spooled_rows(settings)] == [poison]
-    assert delivery.emit(events[1]).error == "HTTPError: HTTP 400"
+    requests = len(server.received)
+    again = delivery.emit(events[1])  # behind the poison in the spool, and the breaker is still open: not sent
+    assert (again.status, len(server.received)) == ("spooled", requests)
 
 
 @pytest.mark.parametrize("status", [500, 503])

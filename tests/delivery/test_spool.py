@@ -16,7 +16,8 @@ from openlineage.client import OpenLineageClient
 from openlineage.client.serde import Serde
 from openlineage.client.transport.noop import NoopConfig, NoopTransport
 
-from iceberg_lineage.delivery.delivery import Delivery, DeliveryResult, DeliveryStats, ReplayResult, replay
+from iceberg_lineage.delivery.delivery import Delivery, DeliveryResult, DeliveryStats
+from iceberg_lineage.delivery.replay import ReplayResult, replay
 from iceberg_lineage.errors import ConfigError, DeliveryError
 from iceberg_lineage.delivery.spool import Spool
 

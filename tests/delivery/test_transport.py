@@ -14,7 +14,8 @@ from tests.support.fixture_tables import fixture_table
 from tests.support.olschema import validate_event
 from iceberg_lineage.delivery.client import describe_transport, make_client
 from iceberg_lineage.config import Settings
-from iceberg_lineage.lineage.events import history_events, to_json
+from iceberg_lineage.lineage.events import history_events
+from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.stats import table_history
 
 

@@ -14,7 +14,9 @@ from tests.support.faults import (
 from pyiceberg.catalog.sql import SqlCatalog
 
 from iceberg_lineage.config import Settings
-from iceberg_lineage.scan.scanner import CatalogSpec, ScanOptions, scan
+from iceberg_lineage.read.catalogs import CatalogSpec
+from iceberg_lineage.scan.driver import ScanOptions, scan
+from iceberg_lineage.scan.sinks import event_sink
 from iceberg_lineage.read.source import open_table
 from iceberg_lineage.state.store import StateStore
 from iceberg_lineage.stats import table_history
@@ -74,7 +76,7 @@ def test_unreachable_table_fails_alone(moto_s3, s3_catalog, tmp_path):
     spec = CatalogSpec.of("s3cat", {"type": "sql", **s3_catalog, **s3_properties(proxy.url)})
     try:
         with StateStore(tmp_path / "state.db") as state:
-            summary = scan(ScanOptions(catalogs=(spec,), workers=2), Settings(), state, sink)
+            summary = scan(ScanOptions(catalogs=(spec,), workers=2), Settings(), state, event_sink(sink))
             recorded = {t.identifier: len(state.emitted(t.identity)) for t in state.tables("s3cat")}
     finally:
         proxy.stop()

@@ -4,15 +4,15 @@ from __future__ import annotations
 import pytest
 from tests.support.hook import Collector, FileSink
 
-from iceberg_lineage.hook import runs
+from iceberg_lineage.delivery.emitter import EMITTERS
 
 
 @pytest.fixture(autouse=True)
 def _fresh_emitters():
     """Every test starts without queued events, emitters or a default client (its file is relative to cwd)."""
-    runs.shutdown()
+    EMITTERS.shutdown()
     yield
-    runs.shutdown()
+    EMITTERS.shutdown()
 
 
 @pytest.fixture

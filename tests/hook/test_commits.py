@@ -1,4 +1,4 @@
-"""Commits outside a run: one COMPLETE run per snapshot, tagged in metadata.json with that run's id."""
+"""Commits outside a run: one run per snapshot (START, COMPLETE), tagged in metadata.json with its ownership."""
 from __future__ import annotations
 
 import pyarrow as pa
@@ -8,6 +8,8 @@ from tests.support.hook import (
 )
 
 from iceberg_lineage.hook import reporter as hook
+from iceberg_lineage.lineage.events import snapshot_run_id
+from iceberg_lineage.lineage.facets import iso_time, ms_to_datetime
 
 
 @pytest.fixture
@@ -26,13 +28,18 @@ def test_append_is_one_complete_run_tagged_in_metadata(observed, sink):
     table.append(rows(1, 2, 3))
 
     events = valid(sink.events())
-    create, append = events
+    create, start, append = events
     assert create["eventType"] == "COMPLETE" and lifecycle(outputs(create)[0]) == "CREATE"
     assert append["eventType"] == "COMPLETE"
+    snapshot = table.current_snapshot()
+    # the run the scanner would build: deterministic runId, both events at the snapshot's time
+    run_id = str(snapshot_run_id(str(table.metadata.table_uuid), snapshot.snapshot_id, snapshot.timestamp_ms))
+    assert (start["eventType"], start["run"]["runId"], append["run"]["runId"]) == ("START", run_id, run_id)
+    assert start["eventTime"] == append["eventTime"] == iso_time(ms_to_datetime(snapshot.timestamp_ms))
+    assert start["job"] == append["job"] and [o["name"] for o in outputs(start)] == [outputs(append)[0]["name"]]
     assert append["job"] == {"namespace": "iceberg-lineage", "name": "db.t.pyiceberg",
                              "facets": append["job"]["facets"]}
     out = outputs(append)[0]
-    snapshot = table.current_snapshot()
     assert version(out) == snapshot.snapshot_id
     assert table_of(out) == "db.t"
     assert tags_in_metadata(table) == {snapshot.snapshot_id: append["run"]["runId"]}

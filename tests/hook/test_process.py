@@ -74,13 +74,16 @@ def test_read_a_write_b_script_is_one_run(lake, collector, tmp_path):
     assert tags_in_metadata(b) == {written: final["run"]["runId"]}
 
     from iceberg_lineage.config import Settings
-    from iceberg_lineage.scan.scanner import CatalogSpec, ScanOptions, scan
+    from iceberg_lineage.read.catalogs import CatalogSpec
+    from iceberg_lineage.scan.driver import ScanOptions, scan
+    from iceberg_lineage.scan.sinks import event_sink
     from iceberg_lineage.state.store import StateStore
 
     sent: list[str] = []
     spec = CatalogSpec.of("lake", {"type": "sql", **catalog.properties})
-    with StateStore(tmp_path / "state.db") as state:
-        summary = scan(ScanOptions(catalogs=(spec,)), Settings(), state, lambda e: sent.append(e) or "delivered")
+    # the scan shares the hook's state (the default state.path, under the same working directory): its ledger
+    with StateStore(tmp_path / ".iceberg-lineage" / "state.db") as state:
+        summary = scan(ScanOptions(catalogs=(spec,)), Settings(), state, event_sink(lambda e: sent.append(e) or "delivered"))
     assert summary.snapshots_by_hooks == 1
     assert str(written) not in "".join(sent) and str(first) in "".join(sent)
 
@@ -138,9 +141,10 @@ def test_catalog_property_in_pyiceberg_yaml_after_install(lake, collector, tmp_p
                           env={**env, "PYICEBERG_HOME": str(tmp_path), "OPENLINEAGE_URL": collector.url})
     assert done.returncode == 0, done.stderr
     events = valid(collector.bodies)
-    assert [(e["eventType"], e["job"]["name"]) for e in events] == [("COMPLETE", "from_yaml")] * 2
+    assert [(e["eventType"], e["job"]["name"]) for e in events] == [
+        ("COMPLETE", "from_yaml"), ("START", "from_yaml"), ("COMPLETE", "from_yaml")]
     assert [table_of(d) for d in inputs(events[0])] == ["db.a"]
-    assert [table_of(d) for d in outputs(events[1])] == ["db.b"]
+    assert [table_of(d) for d in outputs(events[2])] == ["db.b"]
 
 
 def test_catalog_property_as_load_catalog_argument(lake, tmp_path):
@@ -155,10 +159,11 @@ def test_catalog_property_as_load_catalog_argument(lake, tmp_path):
         observed.load_table("db.b").append(rows(5))
     finally:
         uninstall()
-    from iceberg_lineage.hook.runs import flush_all
+    from iceberg_lineage.delivery.emitter import EMITTERS
 
-    assert flush_all(30)
-    (event,) = valid(read_events(tmp_path / ".iceberg-lineage" / "events.jsonl"))
+    assert EMITTERS.flush_all(30)
+    start, event = valid(read_events(tmp_path / ".iceberg-lineage" / "events.jsonl"))
+    assert (start["eventType"], start["run"]["runId"]) == ("START", event["run"]["runId"])
     assert event["job"]["name"] == "db.b.pyiceberg" and table_of(outputs(event)[0]) == "db.b"
 
 

@@ -6,8 +6,9 @@ import threading
 import pytest
 from tests.support.hook import SCHEMA, inputs, outputs, rows, table_of, tags_in_metadata, valid, version
 
-import iceberg_lineage.hook.runs as runs
+from iceberg_lineage.hook import context as runs
 from iceberg_lineage.hook import reporter as hook
+from iceberg_lineage.hook.process import command_job_name
 
 
 @pytest.fixture
@@ -120,4 +121,4 @@ def test_commit_outside_any_run_after_a_run(lake, collector):
     (["./spark-submit.sh", "x"], "spark-submit.sh"),
 ])
 def test_job_name_of_a_command(argv, name):
-    assert runs.command_job_name(argv) == name
+    assert command_job_name(argv) == name

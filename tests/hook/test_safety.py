@@ -1,7 +1,9 @@
 """A lineage failure never changes the user's operation; failed commits are FAIL runs; threads; a full queue."""
 from __future__ import annotations
 
+import atexit
 import collections
+import dataclasses
 import logging
 import threading
 
@@ -13,9 +15,11 @@ from openlineage.client.transport.http import HttpConfig, HttpTransport
 from pyiceberg.exceptions import CommitFailedException
 
 from iceberg_lineage.hook import reporter as hook
+from iceberg_lineage.lineage import pyiceberg as captures
 from iceberg_lineage.config import Settings
-from iceberg_lineage.delivery.delivery import Delivery, replay
-from iceberg_lineage.hook.runs import Emitter
+from iceberg_lineage.delivery.delivery import Delivery
+from iceberg_lineage.delivery.replay import replay
+from iceberg_lineage.delivery.emitter import EMITTERS, Emitter, Emitters
 from iceberg_lineage.delivery.spool import Spool
 
 
@@ -103,12 +107,12 @@ def test_an_unreachable_server_spools_and_replay_delivers(sql_catalog, tmp_path)
 
     spool_path = tmp_path / ".iceberg-lineage" / "spool"
     with Spool(spool_path) as spool:
-        assert spool.count() == 2
+        assert spool.count() == 3  # CREATE, then the snapshot's START and COMPLETE
     live = Collector()
     try:
         result = replay(spool_path, live.client)
-        assert (result.delivered, result.remaining) == (2, 0)
-        assert [e["job"]["name"] for e in valid(live.bodies)] == ["db.t.pyiceberg", "db.t.pyiceberg"]
+        assert (result.delivered, result.remaining) == (3, 0)
+        assert [e["job"]["name"] for e in valid(live.bodies)] == ["db.t.pyiceberg"] * 3
     finally:
         live.stop()
 
@@ -126,7 +130,7 @@ def test_a_full_queue_spills_to_the_spool_without_blocking(tmp_path):
         settings = Settings(spool_path=str(tmp_path / "spool"))
         emitter = Emitter(Delivery(server.client, settings), max_queue=1)
         for n in range(6):
-            emitter.submit(lambda n=n: [_event(n)])  # one in flight, one queued, four spilled
+            emitter.submit(_event(n))  # one in flight, one queued, four spilled
         with Spool(settings.spool_path) as spool:
             spilled = spool.count()
         gate.set()
@@ -141,16 +145,14 @@ def test_a_full_queue_spills_to_the_spool_without_blocking(tmp_path):
 
 
 def test_exit_flush_spools_what_a_stuck_transport_did_not_take(tmp_path):
-    from iceberg_lineage.hook.runs import emitter_for, flush_all
-
     gate = threading.Event()
     server = Collector(gate=gate)
     try:
         settings = Settings(spool_path=str(tmp_path / "spool"))
-        emitter = emitter_for(server.client, settings)
+        emitter = EMITTERS.emitter_for(server.client, settings)
         for n in range(4):
-            emitter.submit(lambda n=n: [_event(n)])
-        assert flush_all(timeout=1) is False
+            emitter.submit(_event(n))
+        assert EMITTERS.flush_all(timeout=1) is False
         with Spool(settings.spool_path) as spool:
             assert spool.count() == 3  # the first event is in flight; the other three are kept for replay
         gate.set()
@@ -158,3 +160,34 @@ def test_exit_flush_spools_what_a_stuck_transport_did_not_take(tmp_path):
     finally:
         gate.set()
         server.stop()
+
+
+def test_the_queue_holds_capture_records_and_their_builders_not_closures(sql_catalog, sink, monkeypatch):
+    queued = []
+    monkeypatch.setattr(Emitter, "submit", lambda self, item: queued.append(item))
+    hook.observe(sql_catalog, client=sink.client)
+    table = sql_catalog.create_table("db.t", SCHEMA)
+    table.append(rows(1))
+    table.scan().to_arrow()
+
+    assert [(item.build, type(item.record)) for item in queued] == [
+        (captures.catalog_events, captures.CatalogChange),
+        (captures.commit_events, captures.Commit),
+        (captures.scan_events, captures.Scan),
+    ]
+    assert all(dataclasses.is_dataclass(item) and dataclasses.is_dataclass(item.record) for item in queued)
+    assert isinstance(queued[1].record.table, captures.TableCapture)
+
+
+def test_the_exit_flush_is_registered_by_the_first_emitter_not_by_the_import(sink, tmp_path, monkeypatch):
+    registered = []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    emitters = Emitters()
+    assert registered == []
+    settings = Settings(spool_path=str(tmp_path / "spool"))
+    first = emitters.emitter_for(sink.client, settings)
+    assert emitters.emitter_for(sink.client, settings) is first
+    assert emitters.emitter_for(OpenLineageClient(transport=sink.client.transport), settings) is not first
+    assert registered == [emitters.flush_all]
+    emitters.shutdown()
+

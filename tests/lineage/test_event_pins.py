@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from iceberg_lineage.config import Settings
-from iceberg_lineage.lineage.events import dataset_event, history_events, lifecycle_event, to_json
+from iceberg_lineage.lineage.events import dataset_event, history_events, lifecycle_event
+from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.stats import table_history
 
 from tests.support.fixture_tables import FIXTURES, fixture_table

@@ -10,8 +10,9 @@ from tests.support.fixture_tables import FIXTURE_TABLES, fixture_table
 from tests.support.olschema import validate_event
 from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage.events import (
-    dataset_event, history_events, lifecycle_event, snapshot_run_event, snapshot_run_id, to_json,
+    dataset_event, history_events, lifecycle_event, snapshot_run_event, snapshot_run_id,
 )
+from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.stats import snapshot_stats, table_history
 
 SETTINGS = Settings()

@@ -7,8 +7,9 @@ from types import MappingProxyType
 
 from tests.support.olschema import validate_event
 from iceberg_lineage.config import Settings
-from iceberg_lineage.lineage.events import MAX_EVENT_BYTES, dataset_event, snapshot_run_event, to_json
-from iceberg_lineage.read.metadata import parse_metadata
+from iceberg_lineage.lineage.events import MAX_EVENT_BYTES, dataset_event, snapshot_run_event
+from iceberg_lineage.lineage.serde import to_json
+from iceberg_lineage.read.metadata_json import parse_metadata
 from iceberg_lineage.read.source import LoadedTable, RelocatingIO
 from iceberg_lineage.stats import snapshot_stats
 from iceberg_lineage.stats.model import ColumnStats
@@ -95,11 +96,10 @@ def test_oversized_column_detail_is_dropped_and_listed():
 
 
 def test_read_side_input_dataset_with_scan_report():
-    from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
+    from openlineage.client.event_v2 import InputDataset, Job, Run, RunEvent, RunState
     from openlineage.client.uuid import generate_new_uuid
 
-    from iceberg_lineage.lineage.events import input_dataset
-    from iceberg_lineage.lineage.facets.build import input_statistics_facet, scan_report_facet
+    from iceberg_lineage.lineage.facets import input_statistics_facet, scan_report_facet, version_facet
 
     table = _table()
     report = scan_report_facet(
@@ -107,9 +107,9 @@ def test_read_side_input_dataset_with_scan_report():
         {"totalPlanningDuration": 12, "resultDataFiles": 3, "skippedDataFiles": 1, "totalFileSizeInBytes": 4096},
         {"engine-name": "pyiceberg"},
     )
-    dataset = input_dataset(table, Settings(), BIG, {
-        "inputStatistics": input_statistics_facet(row_count=8, size=4096, file_count=3), "icebergScanReport": report,
-    })
+    dataset = InputDataset(namespace="file", name=table.metadata.location, facets={"version": version_facet(BIG)},
+                           inputFacets={"inputStatistics": input_statistics_facet(row_count=8, size=4096, file_count=3),
+                                        "icebergScanReport": report})
     event = RunEvent(eventType=RunState.COMPLETE, eventTime="2026-01-01T00:00:00.000Z",
                      run=Run(runId=str(generate_new_uuid())), job=Job(namespace="n", name="read"), inputs=[dataset])
     text = to_json(event)

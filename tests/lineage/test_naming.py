@@ -8,7 +8,7 @@ import pytest
 from tests.support.fixture_tables import fixture_table
 from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage.events import job_name
-from iceberg_lineage.lineage.facets.build import catalog_facet
+from iceberg_lineage.lineage.facets import catalog_facet
 from iceberg_lineage.lineage.naming import Identifier, catalog_identifier, dataset_identity, location_identity
 from iceberg_lineage.redact import strip_userinfo as strip_credentials
 

@@ -10,7 +10,8 @@ import pytest
 from tests.support.fixture_tables import fixture_table
 from tests.support.olschema import validate_event
 from iceberg_lineage.config import Settings
-from iceberg_lineage.lineage.events import snapshot_run_event, to_json
+from iceberg_lineage.lineage.events import snapshot_run_event
+from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.stats import snapshot_stats
 
 

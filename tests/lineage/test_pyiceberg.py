@@ -11,7 +11,8 @@ from pyiceberg.types import DoubleType, LongType, NestedField, StringType, Struc
 
 from tests.support.olschema import validate_event
 from iceberg_lineage.config import Settings
-from iceberg_lineage.lineage.events import dataset_event, history_events, lifecycle_event, to_json
+from iceberg_lineage.lineage.events import dataset_event, history_events, lifecycle_event
+from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.read.source import open_table
 from iceberg_lineage.stats import table_history
 

@@ -63,10 +63,11 @@ def test_quickstart(tmp_path, monkeypatch, mpl_config):
     assert any('class="iceberg-lineage-snapshot"' in h for h in html)
     assert any('class="iceberg-lineage-history"' in h for h in html)
     assert len(outputs(nb, "image/png")) >= 3  # history.plot(), columns, %lineage stats
-    # CREATE, 3 appends, the overwrite's delete + append, ALTER (schema), 1 append, 1 scan
-    assert "9 events sent" in stdout(nb)
+    # CREATE, 3 appends, the overwrite's delete + append, ALTER (schema), 1 append, 1 scan: the 6 snapshots are
+    # each a START and a COMPLETE of their own run
+    assert "15 events sent" in stdout(nb)
     events_table = next(h for h in html if "<th" in h and ">job</th>" in h)
-    assert events_table.count("<tr>") == 1 + 9
+    assert events_table.count("<tr>") == 1 + 15
     assert any(h.startswith("<details open><summary>COMPLETE iceberg-lineage/shop.orders.scan") for h in html)
     scan_report = next(h for h in html if h.startswith("<details open><summary>icebergScanReport"))
     assert "&quot;resultDataFiles&quot;" in scan_report and "amount" in scan_report

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from iceberg_lineage.errors import ConfigError
-from iceberg_lineage.scan.scanner import DEFAULT_CATALOG, TableFilter, configured_catalogs
+from iceberg_lineage.read.catalogs import DEFAULT_CATALOG, configured_catalogs
+from iceberg_lineage.scan.discovery import TableFilter
 
 
 def test_no_configuration_means_the_embedded_default(tmp_path):

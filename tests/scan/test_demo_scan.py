@@ -28,7 +28,9 @@ def test_make_run_twice(tmp_path):
     events = [json.loads(line) for line in (tmp_path / ".iceberg-lineage" / "events.jsonl").read_text().splitlines()]
     for event in events:
         validate_event(event)
-    # one run per snapshot: the hook's commits and the scanner's never overlap
+    # one run per snapshot: the hook's commits (START, COMPLETE) and the scanner's (COMPLETE) never overlap
     commits = [(e["outputs"][0]["name"], e["outputs"][0]["facets"]["version"]["datasetVersion"])
-               for e in events if e["job"]["facets"]["jobType"]["jobType"] == "COMMIT"]
+               for e in events if e["job"]["facets"]["jobType"]["jobType"] == "COMMIT" and e["eventType"] == "COMPLETE"]
+    starts = [e for e in events if e["eventType"] == "START" and e["job"]["name"].endswith(".pyiceberg")]
+    assert len(starts) == 3 + 1
     assert len(commits) == 48 + 3 + 4 + 1 and len(set(commits)) == len(commits)

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import pytest
 
-from iceberg_lineage.stats.parallel import manifest_pool, open_executor
+from iceberg_lineage.stats.parallel import EXECUTORS, manifest_pool, open_executor
 from iceberg_lineage.errors import ConfigError
 from tests.support.scan import run_scan, write_table
 
@@ -53,3 +54,27 @@ def test_manifest_pool_is_one_bounded_pool_per_process():
     assert manifest_pool() is manifest_pool()
     with open_executor("threads", workers=2) as tables_pool:
         assert tables_pool is not manifest_pool()
+
+
+def test_the_factory_hands_out_one_pool_per_purpose():
+    """The manifest threads and the split processes are separate pools with one owner."""
+    assert EXECUTORS.manifest_threads() is manifest_pool()
+    assert EXECUTORS.split_processes() is EXECUTORS.split_processes()
+    assert EXECUTORS.split_processes() is not manifest_pool()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX only")
+def test_a_forked_child_gets_its_own_pools():
+    """The parent's pool threads do not exist in a forked child: the child must get new pools, and they must work."""
+    parent = manifest_pool()
+    assert parent.submit(lambda: 1).result(timeout=10) == 1  # the parent's pool has running threads
+    pid = os.fork()
+    if pid == 0:  # the child: report through the exit code, never return into pytest
+        ok = False
+        try:
+            ok = manifest_pool() is not parent and manifest_pool().submit(lambda: 2).result(timeout=10) == 2
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert manifest_pool() is parent

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tests.support.olschema import validate_event
 
-from iceberg_lineage.read.metadata import parse_metadata
+from iceberg_lineage.read.metadata_json import parse_metadata
 from tests.support.relocate import relocated_copy
 from tests.support.scan import run_scan, snapshot_ids
 

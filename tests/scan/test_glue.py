@@ -8,7 +8,8 @@ import pytest
 from tests.support.olschema import validate_event
 
 from iceberg_lineage.config import Settings
-from iceberg_lineage.scan.scanner import CatalogSpec, ScanOptions, scan
+from iceberg_lineage.read.catalogs import CatalogSpec
+from iceberg_lineage.scan.driver import ScanOptions, scan
 from iceberg_lineage.state.store import StateStore
 from tests.support.scan import Recorder, snapshot_ids, write_table
 

@@ -7,7 +7,9 @@ import os
 import pytest
 from tests.support.olschema import validate_event
 
-from iceberg_lineage.scan.scanner import ScanOptions, TableFilter, find_gap
+from iceberg_lineage.scan.discovery import TableFilter
+from iceberg_lineage.scan.driver import ScanOptions
+from iceberg_lineage.scan.task import find_gap
 from iceberg_lineage.state.store import StateStore, Watermark
 
 from tests.support.scan import Recorder, lifecycle, rows, run_scan, snapshot_ids, write_table
@@ -137,7 +139,7 @@ def test_expired_before_emitted_is_reported_as_a_gap(sql_catalog, state_path):
 
 
 def test_gap_detection_is_pure():
-    from iceberg_lineage.read.metadata import parse_metadata
+    from iceberg_lineage.read.metadata_json import parse_metadata
 
     def snap(i: int, seq: int) -> dict:
         return {"snapshot-id": i, "sequence-number": seq, "timestamp-ms": 1000 * seq, "manifest-list": "x",

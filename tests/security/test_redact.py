@@ -117,3 +117,29 @@ def test_protect_then_scrub(monkeypatch):
         assert redact.scrub("PLANTED-CRED / PLANTED-PW") == "*** / ***"
     finally:
         redact.PROCESS_FILTER.uninstall()
+
+
+@pytest.mark.parametrize(("text", "clean"), [
+    ("denied: s3.secret-access-key=PLANTED and s3.region=eu", "denied: s3.secret-access-key=*** and s3.region=eu"),
+    ('{"token": "PLANTED", "x": 1}', '{"token": ***, "x": 1}'),
+    ("client.secret: PLANTED, next", "client.secret: ***, next"),
+    ("header.Authorization: Basic PLANTED", "header.Authorization: ***"),
+    ("Authorization: Bearer PLANTED.x-1 next", "Authorization: Bearer *** next"),
+    ("credential=client:PLANTED", "credential=***"),
+    # not assignments of secrets: left alone
+    ("KeyError: 'token'", "KeyError: 'token'"),
+    ('"tags": [{"key": "openlineage_client_version"}]', '"tags": [{"key": "openlineage_client_version"}]'),
+    ("write.metadata.metrics.column.api_key=full", "write.metadata.metrics.column.api_key=full"),
+    ("no such key: x.y", "no such key: x.y"),
+])
+def test_redact_text_masks_secret_assignments_in_free_text(text, clean):
+    assert redact_text(text, ()) == clean
+
+
+def test_catalog_facet_properties_keep_only_the_allow_list():
+    props = {"type": "rest", "uri": "https://u:PW@cat/api", "warehouse": "s3://k:S@bucket/wh?sig=X",
+             "s3.region": "eu-west-1", "x-tenant-header-value": "PLANTED", "x-tenant-value": "PLANTED",
+             "client.extra": "PLANTED", "token": "PLANTED", "dynamodb.region": "us-east-1"}
+    assert redact.catalog_facet_properties(props) == {
+        "dynamodb.region": "us-east-1", "s3.region": "eu-west-1", "type": "rest", "warehouse": "s3://bucket/wh"}
+    assert not [k for k in redact.CATALOG_FACET_KEYS if is_secret_key(k)]

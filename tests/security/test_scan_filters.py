@@ -11,7 +11,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.expressions import EqualTo, In
 from tests.support.security import EMAIL_FRAGMENTS, leaks, personal_rows
 
-from iceberg_lineage.hook import runs
+from iceberg_lineage.delivery.emitter import EMITTERS
 from iceberg_lineage.hook.reporter import observe
 
 FILTERS = (
@@ -23,7 +23,7 @@ FILTERS = (
 
 def test_scan_filter_literals_never_leave(tmp_path, caplog):
     caplog.set_level(logging.DEBUG)
-    runs.shutdown()
+    EMITTERS.shutdown()
     metrics_file = tmp_path / "metrics.jsonl"
     events_file = tmp_path / "events.jsonl"
     warehouse = tmp_path / "warehouse"
@@ -38,8 +38,8 @@ def test_scan_filter_literals_never_leave(tmp_path, caplog):
     table.append(personal_rows(0))
     for row_filter in FILTERS:
         assert len(table.scan(row_filter=row_filter).plan_files()) == 1
-    assert runs.flush_all(30)
-    runs.shutdown()
+    assert EMITTERS.flush_all(30)
+    EMITTERS.shutdown()
 
     reports = [json.loads(line) for line in metrics_file.read_text().splitlines()]
     scan_reports = [r for r in reports if r["report-type"] == "scan-report"]

@@ -27,10 +27,11 @@ from tests.support.security import (
     write_pyiceberg_config,
 )
 
-from iceberg_lineage.hook import runs
+from iceberg_lineage.delivery.emitter import EMITTERS
 from iceberg_lineage.config import Settings
-from iceberg_lineage.lineage.events import history_events, to_json
-from iceberg_lineage.redact import safe_properties
+from iceberg_lineage.lineage.events import history_events
+from iceberg_lineage.lineage.serde import to_json
+from iceberg_lineage.redact import catalog_facet_properties
 from iceberg_lineage.read.source import open_table
 from iceberg_lineage.stats import table_history
 
@@ -64,7 +65,8 @@ def test_catalog_facet_and_symlinks_keep_no_secret(catalog):
         assert_no_leak(**{f"event{i}": d for i, d in enumerate(docs)})
         dataset = json.loads(docs[0])["outputs"][0]
         facet = dataset["facets"]["catalog"]
-        expected = {k: v for k, v in safe_properties(table.catalog_properties).items() if k not in ("uri", "warehouse")}
+        expected = {k: v for k, v in catalog_facet_properties(table.catalog_properties).items()
+                    if k not in ("uri", "warehouse")}
         assert facet["catalogProperties"] == expected
     assert facet["metadataUri"] == "https://catalog.example.com/api?realm=x"
     assert facet["warehouseUri"] == "s3://bucket/wh"
@@ -108,7 +110,7 @@ def test_hook_events_and_logs_keep_no_secret(tmp_path, caplog):
     from iceberg_lineage.hook.reporter import observe
 
     caplog.set_level(logging.DEBUG)
-    runs.shutdown()
+    EMITTERS.shutdown()
     events_file = tmp_path / "hook.jsonl"
     client = OpenLineageClient(transport=FileTransport(FileConfig(log_file_path=str(events_file), append=True)))
     catalog = observe(planted_catalog(tmp_path), client=client)
@@ -116,10 +118,10 @@ def test_hook_events_and_logs_keep_no_secret(tmp_path, caplog):
     table.append(personal_rows(0))
     table.update_schema().add_column("note", StringType()).commit()
     table.scan(row_filter="id > 0").plan_files()
-    assert runs.flush_all(30)
-    runs.shutdown()
+    assert EMITTERS.flush_all(30)
+    EMITTERS.shutdown()
     kinds = [json.loads(line)["job"]["name"] for line in events_file.read_text().splitlines()]
-    assert kinds == ["db.h.pyiceberg", "db.h.pyiceberg", "db.h.pyiceberg", "db.h.scan"]  # CREATE, append, ALTER, scan
+    assert kinds == ["db.h.pyiceberg"] * 4 + ["db.h.scan"]  # CREATE, append (START, COMPLETE), ALTER, scan
     assert_no_leak_in_files(events_file)
     assert_no_leak(logs="\n".join(r.getMessage() for r in caplog.records), log_text=caplog.text)
 

@@ -15,8 +15,8 @@ import fastavro
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from tests.support.fixture_tables import FIXTURES
-from iceberg_lineage.errors import IcebergLineageError, ManifestError, MetadataError
+from tests.support.fixture_tables import FIXTURES, copied_table
+from iceberg_lineage.errors import IcebergLineageError, ManifestError, ManifestNotFoundError, MetadataError
 from iceberg_lineage.stats import table_history
 
 TABLE = "duckdb_java_spark_eq_deletes"  # v2, deletes, several snapshots, relative paths: no relocation needed
@@ -25,9 +25,7 @@ CURRENT = "v7.metadata.json"
 
 @pytest.fixture
 def table_copy(tmp_path) -> Path:
-    dest = tmp_path / "t"
-    shutil.copytree(FIXTURES / TABLE, dest)
-    return dest
+    return copied_table(tmp_path, TABLE)
 
 
 def _meta(table: Path) -> Path:
@@ -123,9 +121,23 @@ def test_broken_manifests_are_typed_errors_naming_the_file(table_copy, damage, r
 def test_missing_manifest_of_the_current_snapshot_fails_the_table(table_copy):
     manifest = _current_manifest(table_copy)
     manifest.unlink()
-    with pytest.raises(ManifestError, match="manifest not found") as info:
+    with pytest.raises(ManifestNotFoundError, match="manifest not found") as info:
         _walk(table_copy)
     assert manifest.name in str(info.value) and "table " in str(info.value)
+
+
+def test_only_a_missing_file_marks_a_historical_snapshot_expired(table_copy):
+    """Expired history is decided by the error's type: a historical manifest list that is there but unreadable fails
+    the table instead of being reported as expired."""
+    doc = json.loads(_meta(table_copy).read_text())
+    lists = [table_copy / "metadata" / Path(s["manifest-list"]).name for s in doc["snapshots"]]
+    missing = [path for path in lists if not path.exists()]
+    assert missing  # the fixture has one expired snapshot
+    assert [s.available for s in _walk(table_copy)].count(False) == len(missing)
+    missing[0].write_bytes(b"garbage")
+    with pytest.raises(ManifestError, match="not a readable Avro file") as info:
+        _walk(table_copy)
+    assert not isinstance(info.value, ManifestNotFoundError)
 
 
 def _rewrite_manifest(path: Path, change) -> None:

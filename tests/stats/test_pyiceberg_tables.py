@@ -194,14 +194,14 @@ def test_empty_table_has_no_snapshot_error(sql_catalog, depth):
 
 def test_large_manifests_split_into_block_ranges_give_the_same_statistics(sql_catalog, monkeypatch):
     """Worker processes decoding block ranges of one manifest agree with one serial read."""
-    from iceberg_lineage.stats import walker
+    from iceberg_lineage.stats import cache
 
     table = sql_catalog.create_table("db.t", schema=SCHEMA)
     table.append(pa.concat_tables([rows(i * 10, 10, "eu", null_every=3) for i in range(30)]))
     for i in range(3):
         table.append(rows(1000 + i, 5, "us"))
     serial = table_history(table)
-    monkeypatch.setattr(walker, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setattr(cache, "SPLIT_MIN_BYTES", 0)
     split = table_history(table)
     assert [s.to_json() for s in split] == [s.to_json() for s in serial]
     assert split.manifest_reads == serial.manifest_reads == 4
@@ -212,16 +212,18 @@ def test_writer_schemas_are_parsed_once_and_list_rows_built_once(sql_catalog, mo
     25 lists (fast appends repeat their parent's rows) are 25 distinct manifest rows, each built once."""
     import fastavro
 
+    import iceberg_lineage.read.avro as avro
     import iceberg_lineage.read.manifests as manifests
 
     table = sql_catalog.create_table("db.t", schema=SCHEMA)
     for i in range(25):
         table.append(rows(i * 4, 4, "eu"))
-    for cache in ("_PARSED_SCHEMAS", "_ENTRY_PLANS", "_LIST_PLANS"):
-        monkeypatch.setattr(manifests, cache, {})  # start cold
+    monkeypatch.setattr(avro, "_PARSED_SCHEMAS", {})  # start cold
+    for cache in ("_ENTRY_PLANS", "_LIST_PLANS"):
+        monkeypatch.setattr(manifests, cache, {})
     parses = []
     real_parse = fastavro.parse_schema
-    monkeypatch.setattr(manifests.fastavro, "parse_schema", lambda s, *a, **k: parses.append(1) or real_parse(s, *a, **k))
+    monkeypatch.setattr(avro.fastavro, "parse_schema", lambda s, *a, **k: parses.append(1) or real_parse(s, *a, **k))
     built = []
     real_row = manifests.ManifestFile
     monkeypatch.setattr(manifests, "ManifestFile", lambda *a, **k: built.append(k["manifest_path"]) or real_row(*a, **k))

@@ -4,6 +4,7 @@ A module of its own (not conftest) so test files can import it by a unique name.
 """
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "iceberg-tables"
@@ -30,3 +31,10 @@ def fixture_table(name: str):
     from iceberg_lineage.read.source import open_table
 
     return open_table(str(FIXTURES / name), relocate=fixture_relocation(name))
+
+
+def copied_table(tmp_path: Path, name: str) -> Path:
+    """A private copy of a fixture table, for tests that edit or break its files."""
+    dest = tmp_path / "t"
+    shutil.copytree(FIXTURES / name, dest)
+    return dest

@@ -13,7 +13,7 @@ from openlineage.client.transport.http import HttpConfig, HttpTransport
 from tests.support.lineage_server import Answer, LineageServer
 from tests.support.olschema import validate_event
 
-from iceberg_lineage.hook.runs import flush_all
+from iceberg_lineage.delivery.emitter import EMITTERS
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
 
@@ -39,7 +39,7 @@ class Collector(LineageServer):
         return super().events()
 
     def events(self) -> list[dict[str, Any]]:
-        assert flush_all(30)
+        assert EMITTERS.flush_all(30)
         return self.bodies
 
 
@@ -51,7 +51,7 @@ class FileSink:
         self.client = OpenLineageClient(transport=FileTransport(FileConfig(log_file_path=str(path), append=True)))
 
     def events(self) -> list[dict[str, Any]]:
-        assert flush_all(30)
+        assert EMITTERS.flush_all(30)
         return read_events(self.path)
 
 

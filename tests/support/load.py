@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import resource
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,7 +59,7 @@ def _client(url: str) -> Any:
 
 
 def _replay(spool: Path, client: Any) -> int:
-    from iceberg_lineage.delivery.delivery import replay
+    from iceberg_lineage.delivery.replay import replay
 
     result = replay(spool, client)
     assert result.remaining == 0, result
@@ -72,11 +71,11 @@ def hook_load(root: Path, threads: int, commits: int) -> LoadResult:
 
     The hook's spool is ``./.iceberg-lineage/spool`` of the working directory (``spool.path``'s default).
     """
-    from iceberg_lineage.hook import runs
+    from iceberg_lineage.delivery.emitter import EMITTERS
     from iceberg_lineage.hook import observe
     from iceberg_lineage.lineage.tags import RUN_ID_PROPERTY
 
-    runs.shutdown()
+    EMITTERS.shutdown()
     server = failing_server(every_tenth_fails)
     client = _client(server.url)
     started = time.monotonic()
@@ -91,8 +90,8 @@ def hook_load(root: Path, threads: int, commits: int) -> LoadResult:
 
         with cf.ThreadPoolExecutor(threads) as pool:
             tables = list(pool.map(writer, range(threads)))
-        assert runs.flush_all(300)
-        runs.shutdown()
+        assert EMITTERS.flush_all(300)
+        EMITTERS.shutdown()
         spool = Path(".iceberg-lineage/spool")
         replayed = _replay(spool, client) if spool.exists() else 0
         elapsed = time.monotonic() - started
@@ -112,7 +111,9 @@ def scan_load(root: Path, tables: int, workers: int = 4) -> LoadResult:
     """``tables`` one-snapshot tables, scanned once (everything new) and once more (nothing new)."""
     from iceberg_lineage.config import Settings
     from iceberg_lineage.delivery.delivery import Delivery
-    from iceberg_lineage.scan.scanner import CatalogSpec, ScanOptions, delivery_sink, scan
+    from iceberg_lineage.read.catalogs import CatalogSpec
+    from iceberg_lineage.scan.driver import ScanOptions, scan
+    from iceberg_lineage.scan.sinks import delivery_sink
     from iceberg_lineage.state.store import StateStore
 
     catalog = _catalog(root, "many")

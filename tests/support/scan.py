@@ -6,12 +6,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
 
 from iceberg_lineage.config import Settings
-from iceberg_lineage.scan.scanner import CatalogSpec, ScanOptions, ScanSummary, scan
+from iceberg_lineage.read.catalogs import CatalogSpec
+from iceberg_lineage.scan.driver import ScanOptions, scan
+from iceberg_lineage.scan.sinks import event_sink
+from iceberg_lineage.scan.summary import ScanSummary
 from iceberg_lineage.state.store import StateStore
 
 SCAN_CLI = "import sys; from iceberg_lineage.cli import main; main(['scan', *sys.argv[1:]], prog_name='iceberg-lineage')"
@@ -45,15 +48,20 @@ def spec_of(catalog: Any) -> CatalogSpec:
 
 
 class Recorder:
-    """A sink that keeps every event and answers with the given statuses (then "delivered")."""
+    """A sink that keeps every event and answers with the given statuses (then "delivered"); like every sink made
+    with ``event_sink``, it takes nothing after the first event it did not take."""
 
     def __init__(self, statuses: Iterable[str] = ()) -> None:
         self.events: list[str] = []
         self._statuses = list(statuses)
+        self._sink = event_sink(self._one)
 
-    def __call__(self, text: str) -> str:
+    def _one(self, text: str) -> str:
         self.events.append(text)
         return self._statuses.pop(0) if self._statuses else "delivered"
+
+    def __call__(self, texts: Sequence[str]) -> Sequence[str]:
+        return self._sink(texts)
 
     @property
     def parsed(self) -> list[dict]:

@@ -1,18 +1,27 @@
-"""The custom dataset facet ``icebergTableStatistics``: what the walker knows about a table at a snapshot that no
-standard facet can carry (delete files by kind, manifests, partitions, file sizes, typed column bounds, the schema
-diff, and where each figure came from).
+"""The statistics facets of a snapshot: the standard ``dataQualityMetrics``, and the custom ``icebergTableStatistics``
+with what the walker knows that no standard facet can carry (delete files by kind, manifests, partitions, file sizes,
+typed column bounds, the schema diff, and where each figure came from).
 
 Its JSON schema ships in the package (``iceberg_lineage/schemas/IcebergTableStatisticsDatasetFacet.json``); the
 ``_schemaURL`` is that file's stable address in the project repository. Unknown figures are left out, never 0.
 """
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import json
+import math
 from importlib import resources
 from typing import Any, ClassVar
 
 import attr
+from openlineage.client.facet_v2 import data_quality_metrics_dataset
 from openlineage.client.generated.base import DatasetFacet
+
+from iceberg_lineage.lineage.facets.common import PRODUCED, iso_time, ms_to_datetime
+from iceberg_lineage.read.metadata import Field, Schema
+from iceberg_lineage.stats.forms import CAMEL, as_json
+from iceberg_lineage.stats.model import ColumnStats, SnapshotStats
 
 STATISTICS_KEY = "icebergTableStatistics"
 SCHEMA_FILE = "IcebergTableStatisticsDatasetFacet.json"
@@ -59,3 +68,127 @@ class IcebergTableStatisticsDatasetFacet(DatasetFacet):
 def statistics_schema() -> dict[str, Any]:
     """The facet's JSON schema, read from the installed package."""
     return json.loads(resources.files("iceberg_lineage").joinpath("schemas", SCHEMA_FILE).read_text("utf-8"))
+
+
+def _numeric(value: Any, toward: float) -> float | int | None:
+    """A bound usable as a JSON number: finite ints, floats and decimals only. A decimal becomes the nearest double
+    on the bound's side (``toward`` -inf for a minimum, +inf for a maximum), so that it is still a bound."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            return None
+        rounded = float(value)
+        outside = decimal.Decimal(rounded) < value if toward > 0 else decimal.Decimal(rounded) > value
+        return math.nextafter(rounded, toward) if outside else rounded
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return None
+
+
+def _column_metrics(col: ColumnStats) -> data_quality_metrics_dataset.ColumnMetrics | None:
+    numeric = col.is_numeric
+    metrics = data_quality_metrics_dataset.ColumnMetrics(
+        nullCount=col.null_count,
+        distinctCount=col.distinct_count,
+        count=col.value_count,
+        min=_numeric(col.min, -math.inf) if numeric else None,
+        max=_numeric(col.max, math.inf) if numeric else None,
+    )
+    known = (metrics.nullCount, metrics.distinctCount, metrics.count, metrics.min, metrics.max)
+    return metrics if any(v is not None for v in known) else None
+
+
+def data_quality_facet(
+    stats: SnapshotStats, capture_date: dt.datetime, *, with_columns: bool = True
+) -> data_quality_metrics_dataset.DataQualityMetricsDatasetFacet:
+    """Table-level metrics of the snapshot; ``columnMetrics`` is required, so it is ``{}`` at summary depth (or
+    with ``with_columns=False``, used to keep an event small)."""
+    columns = {
+        name: m for name, col in stats.columns.items() if with_columns and (m := _column_metrics(col)) is not None
+    }
+    return data_quality_metrics_dataset.DataQualityMetricsDatasetFacet(
+        columnMetrics=columns,
+        rowCount=stats.records,
+        bytes=stats.total_files_size_bytes,
+        fileCount=stats.data_files,
+        lastUpdated=iso_time(ms_to_datetime(stats.timestamp_ms)),
+        captureDate=iso_time(capture_date),
+        **PRODUCED,
+    )
+
+
+def schema_change(old: Schema, new: Schema) -> dict[str, Any] | None:
+    """Added, dropped, renamed and retyped fields between two schemas, matched by field id; ``None`` if equal."""
+    before, after = old.by_id(), new.by_id()
+
+    def ref(fid: int, entry: tuple[str, Field]) -> dict[str, Any]:
+        return {"fieldId": fid, "name": entry[0], "type": entry[1].type}
+
+    added = [ref(fid, after[fid]) for fid in sorted(after.keys() - before.keys())]
+    dropped = [ref(fid, before[fid]) for fid in sorted(before.keys() - after.keys())]
+    common = sorted(before.keys() & after.keys())
+    renamed = [{"fieldId": f, "from": before[f][0], "to": after[f][0]} for f in common if before[f][0] != after[f][0]]
+    retyped = [
+        {"fieldId": f, "name": after[f][0], "from": before[f][1].type, "to": after[f][1].type}
+        for f in common
+        if before[f][1].type != after[f][1].type
+    ]
+    if not (added or dropped or renamed or retyped):
+        return None
+    return {
+        "fromSchemaId": old.schema_id,
+        "toSchemaId": new.schema_id,
+        "added": added,
+        "dropped": dropped,
+        "renamed": renamed,
+        "typeChanged": retyped or None,
+    }
+
+
+def _figures(stats: SnapshotStats) -> tuple[dict[str, Any], dict[str, str]]:
+    """The known figures at their declared paths (a group key and its key, or a top-level key), and their sources
+    under the same dotted paths."""
+    groups: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for name, figure in SnapshotStats.figures().items():
+        value = getattr(stats, name)
+        if value is None:
+            continue
+        group, _, key = figure.path.partition(".")
+        if key:
+            groups.setdefault(group, {})[key] = value
+        else:
+            groups[group] = value
+        if name in stats.sources:
+            sources[figure.path] = stats.sources[name]
+    return groups, sources
+
+
+def statistics_facet(
+    stats: SnapshotStats, change: dict[str, Any] | None = None, *, with_columns: bool = True
+) -> IcebergTableStatisticsDatasetFacet:
+    """Everything the walker knows about the snapshot; ``with_columns=False`` drops per-column detail (listed in
+    ``columnsOmitted``) to keep an event small."""
+    groups, sources = _figures(stats)
+    columns = {name: as_json(col, CAMEL) for name, col in stats.columns.items()} if with_columns else {}
+    omitted = list(stats.columns_omitted) + ([] if with_columns else list(stats.columns))
+    return IcebergTableStatisticsDatasetFacet(
+        snapshotId=stats.snapshot_id,
+        depth=stats.depth,
+        staged=stats.staged,
+        available=stats.available,
+        refs=list(stats.refs),
+        sequenceNumber=stats.sequence_number,
+        operation=stats.operation,
+        partitions=[as_json(p, CAMEL) for p in stats.partitions] if stats.partitions is not None else None,
+        fileSizes=as_json(stats.file_sizes, CAMEL) if stats.file_sizes is not None else None,
+        columns=columns or None,
+        columnsOmitted=omitted or None,
+        schemaChange=change,
+        sources=sources or None,
+        **groups,
+        **PRODUCED,
+    )

@@ -1,0 +1,58 @@
+"""When :class:`~iceberg_lineage.delivery.delivery.Delivery` spools an event without trying to send it: while its
+circuit breaker is open after a transport failure, and past a caller's send deadline (a scan's delivery phase).
+
+A silent server costs one request timeout per event otherwise: the breaker makes it one per cool-down, the deadline
+bounds what a whole scan waits. Either way the events wait in the spool for ``iceberg-lineage replay``.
+"""
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("iceberg_lineage_send_deadline",
+                                                                         default=None)
+
+
+@contextmanager
+def send_deadline(at: float | None) -> Iterator[None]:
+    """In this thread (context), events are sent until ``at`` (a ``time.monotonic()`` time), then spooled unsent.
+    A request in flight at ``at`` still runs to its own timeout."""
+    token = _deadline.set(at)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def past_deadline() -> bool:
+    at = _deadline.get()
+    return at is not None and time.monotonic() >= at
+
+
+class Breaker:
+    """Open for ``cooldown_s`` after a transport failure (connection, timeout, 5xx, 408 or 429 once the transport's
+    retries are spent; never after a rejection, which says the server is up). While open, events go straight to the
+    spool; the first event after the cool-down is sent as a probe, and its failure opens the breaker again."""
+
+    def __init__(self, cooldown_s: float) -> None:
+        self.cooldown_s = cooldown_s
+        self._lock = threading.Lock()
+        self._open_until = 0.0
+        self._error: str | None = None
+
+    def trip(self, error: str) -> None:
+        with self._lock:
+            self._open_until, self._error = time.monotonic() + self.cooldown_s, error
+
+    def reset(self) -> None:
+        with self._lock:
+            self._open_until, self._error = 0.0, None
+
+    def why_open(self) -> str | None:
+        """The failure that opened the breaker (what the events spooled meanwhile are kept with), or None when it
+        is closed or its cool-down is over."""
+        with self._lock:
+            return None if self._error is None or time.monotonic() >= self._open_until else self._error

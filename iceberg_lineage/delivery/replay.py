@@ -1,0 +1,73 @@
+"""``iceberg-lineage replay``: redeliver the spool in order, quarantining what the server rejects for good."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from iceberg_lineage.config import DEFAULT_MAX_REJECTIONS
+from iceberg_lineage.delivery.client import describe_transport
+from iceberg_lineage.delivery.spool import HeldBack, Spool
+from iceberg_lineage.delivery.transports import (
+    StoredEvent, describe_error, is_disabled, is_rejection, prepare_client, send_tapped,
+)
+from iceberg_lineage.errors import ConfigError
+from iceberg_lineage.redact import scrub
+
+if TYPE_CHECKING:
+    from openlineage.client import OpenLineageClient
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    delivered: int
+    remaining: int
+    #: The last refusal seen, if any event stayed in the spool.
+    error: str | None = None
+    #: Events in the quarantine (rejected ``spool.max_rejections`` times), after this replay.
+    quarantined: int = 0
+
+
+def replay(spool_path: str | Path, client: OpenLineageClient, *,
+           max_rejections: int = DEFAULT_MAX_REJECTIONS) -> ReplayResult:
+    """Redeliver spooled events oldest first, each exactly as stored, removing each once the transport accepts it.
+
+    Nothing overtakes: a transient failure (connection, timeout, 5xx, 408, 429) ends the replay, since the rest
+    would fail too. An event rejected for good (another 4xx) counts one more rejection and holds back every later
+    event that shares its runId or a dataset (and, in turn, the events sharing theirs), while other runs and
+    datasets go on; its ``max_rejections``-th rejection moves it to the quarantine, where it holds back nothing.
+    Raises :class:`SpoolError` for a spool that cannot be opened or written.
+    """
+    if is_disabled(client):
+        raise ConfigError("OpenLineage is disabled (OPENLINEAGE_DISABLED): replaying would discard the spool")
+    if not Spool.exists(spool_path):
+        return ReplayResult(0, 0)
+    prepare_client(client)
+    with Spool(spool_path) as spool, spool.replay_lock():
+        delivered, error = _drain(spool, client, max_rejections)
+        return ReplayResult(delivered, spool.count(), error, spool.quarantine_count())
+
+
+def _drain(spool: Spool, client: OpenLineageClient, max_rejections: int) -> tuple[int, str | None]:
+    """One pass over the spool in seq order: (events delivered, last error seen)."""
+    delivered, after, error = 0, 0, None
+    held, destination = HeldBack(), scrub(describe_transport(client))
+    while batch := spool.read(after):
+        for item in batch:
+            after = item.seq
+            if held.holds(item):
+                held.add(item)
+                continue
+            stored = StoredEvent(json.loads(item.body))
+            attempt = send_tapped(lambda: client.transport.emit(stored))  # noqa: B023 - called at once
+            if not attempt.errors:
+                spool.remove(item.seq)
+                delivered += 1
+                continue
+            error = describe_error(attempt.errors[0])
+            if not all(is_rejection(exc) for exc in attempt.errors):
+                return delivered, error
+            if not spool.reject(item.seq, error, max_rejections, destination):
+                held.add(item)
+    return delivered, error

@@ -1,0 +1,85 @@
+"""Facets of what one commit wrote and one scan read: ``outputStatistics`` and ``icebergCommitReport``,
+``inputStatistics`` and ``icebergScanReport``."""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import attr
+from openlineage.client.facet_v2 import input_statistics_input_dataset, output_statistics_output_dataset
+
+from iceberg_lineage.lineage.facets.common import PRODUCED
+from iceberg_lineage.lineage.facets.iceberg import (
+    CommitMetrics, IcebergCommitReportOutputDatasetFacet, IcebergScanReportInputDatasetFacet, ScanMetrics,
+)
+from iceberg_lineage.stats.model import SnapshotStats
+
+#: Summary keys Iceberg's environment context adds to every commit; they become the commit report's metadata.
+ENVIRONMENT_KEYS = ("engine-name", "engine-version", "app-id", "iceberg-version")
+_COMMIT_METRICS = frozenset(a.name for a in attr.fields(CommitMetrics))
+
+
+def output_statistics_facet(
+    stats: SnapshotStats,
+) -> output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet | None:
+    """What the commit wrote: added records, added bytes (``added-files-size``) and added data files."""
+    values = (stats.added_records, stats.added_files_size_bytes, stats.added_data_files)
+    if all(v is None for v in values):
+        return None
+    return output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet(
+        rowCount=values[0], size=values[1], fileCount=values[2], **PRODUCED
+    )
+
+
+def commit_report_facet(
+    snapshot_id: int,
+    sequence_number: int | None,
+    summary: Mapping[str, str],
+    *,
+    duration_ms: int | None = None,
+    attempts: int | None = None,
+) -> IcebergCommitReportOutputDatasetFacet:
+    """The commit report rebuilt from the snapshot summary, as Iceberg's ``CommitMetricsResult.from`` does (with
+    scan_reporters' one map of metric names to summary keys); absent keys are left out, and duration and attempts
+    appear only when the commit was measured."""
+    # scan_reporters imports pyiceberg.catalog (about a second): only events of commits need it.
+    from scan_reporters.commit_metrics import commit_metrics_from_summary, java_name
+
+    counters = {java_name(name): value for name, value in commit_metrics_from_summary(summary).values().items()}
+    metrics = {name: value for name, value in counters.items() if name in _COMMIT_METRICS}
+    metadata = {k: summary[k] for k in ENVIRONMENT_KEYS if k in summary}
+    return IcebergCommitReportOutputDatasetFacet(
+        snapshotId=snapshot_id,
+        sequenceNumber=sequence_number,
+        operation=summary.get("operation"),
+        commitMetrics=CommitMetrics(totalDuration=duration_ms, attempts=attempts, **metrics),
+        metadata=metadata or None,
+        **PRODUCED,
+    )
+
+
+def input_statistics_facet(
+    row_count: int | None = None, size: int | None = None, file_count: int | None = None
+) -> input_statistics_input_dataset.InputStatisticsInputDatasetFacet:
+    return input_statistics_input_dataset.InputStatisticsInputDatasetFacet(
+        rowCount=row_count, size=size, fileCount=file_count, **PRODUCED
+    )
+
+
+def scan_report_facet(
+    snapshot_id: int,
+    filter_description: str | None = None,
+    schema_id: int | None = None,
+    projected_field_names: Iterable[str] | None = None,
+    scan_metrics: Mapping[str, int] | None = None,
+    metadata: Mapping[str, str] | None = None,
+) -> IcebergScanReportInputDatasetFacet:
+    """The scan report of an actual planned scan; ``scan_metrics`` uses the facet's camelCase names."""
+    return IcebergScanReportInputDatasetFacet(
+        snapshotId=snapshot_id,
+        filterDescription=filter_description,
+        schemaId=schema_id,
+        projectedFieldNames=list(projected_field_names) if projected_field_names is not None else None,
+        scanMetrics=ScanMetrics(**dict(scan_metrics)) if scan_metrics else None,
+        metadata=dict(metadata) if metadata else None,
+        **PRODUCED,
+    )

@@ -1,0 +1,250 @@
+"""What the hook captures from PyIceberg on the user's thread, and the events built from it (pure, given the
+captures), on the emitter's thread: summary-depth statistics from the in-memory metadata, no manifest read.
+
+Outside a run every snapshot is its own run, START and COMPLETE at the snapshot's time, exactly as the scanner
+rebuilds it from the snapshot's tag (job ``<ns>.<table>.pyiceberg``, the deterministic snapshot runId); every scan its own run (job ``<ns>.<table>.scan``), a metadata-only commit an ALTER run, a catalog operation a
+CREATE/DROP/RENAME run, and a commit that fails for good a FAIL run. Each builder gives a list of events, so the
+hook queues any capture the same way.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Collection, Mapping
+
+import attr
+from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run as OLRun, RunEvent, RunState
+
+from iceberg_lineage.config import Settings
+from iceberg_lineage.lineage import events as ev
+from iceberg_lineage.lineage import facets as fb
+from iceberg_lineage.lineage.facets import SCAN_REPORT_KEY, STATISTICS_KEY, ScanMetrics
+from iceberg_lineage.lineage.runs import Failure, new_run_id, now
+from iceberg_lineage.lineage.tags import Ownership
+from iceberg_lineage.read.source import LoadedTable, load_table_object
+from iceberg_lineage.stats import snapshot_stats
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+    from pyiceberg.table.metadata import TableMetadata
+    from scan_reporters import ScanOutcome
+
+#: Job-name suffixes of commits and scans outside a run (``<ns>.<table>.<suffix>``).
+COMMIT_ENGINE = "pyiceberg"
+SCAN_ENGINE = "scan"
+
+_LIFECYCLE = {"create": "CREATE", "register": "CREATE", "drop": "DROP", "rename": "RENAME"}
+
+
+# -- what the user's thread captures -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TableCapture:
+    """A table as PyIceberg held it at the moment of the operation (metadata objects are never mutated)."""
+
+    catalog: Catalog
+    identifier: tuple[str, ...]
+    metadata: TableMetadata
+    metadata_location: str | None
+
+    def loaded(self, snapshot_ids: Collection[int] | None = None) -> LoadedTable:
+        """The walker's view, built from the in-memory metadata without reading any file.
+
+        ``snapshot_ids`` keeps only those snapshots (and no snapshot or metadata log), so the cost of an event does
+        not grow with the table's history.
+        """
+        from pyiceberg.io import load_file_io
+        from pyiceberg.table import Table
+
+        metadata = self.metadata
+        if snapshot_ids is not None:
+            kept = [s for s in metadata.snapshots if s.snapshot_id in snapshot_ids]
+            metadata = metadata.model_copy(update={"snapshots": kept, "snapshot_log": [], "metadata_log": []})
+        location = self.metadata_location or metadata.location
+        io = load_file_io({**self.catalog.properties, **metadata.properties}, location)
+        return load_table_object(Table(self.identifier, metadata, location, io, self.catalog), read_file=False)
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One logical commit that succeeded, with the ownership its snapshots were tagged with."""
+
+    table: TableCapture
+    base: TableMetadata | None
+    snapshot_ids: tuple[int, ...]
+    owners: Mapping[int, Ownership]
+    attempts: int
+    duration_ms: int
+
+
+@dataclass(frozen=True)
+class FailedCommit:
+    """A commit whose exception reached the user; the table as it was before (``None`` for a create)."""
+
+    table: TableCapture | None
+    identifier: tuple[str, ...]
+    run_id: str
+    failure: Failure
+    when: dt.datetime
+
+
+@dataclass(frozen=True)
+class Scan:
+    """A planned scan: the table when it was planned, and the snapshot it actually read."""
+
+    table: TableCapture
+    snapshot_id: int
+    outcome: ScanOutcome
+
+
+@dataclass(frozen=True)
+class CatalogChange:
+    """create, register, drop or rename; for a rename ``table`` is under its new name."""
+
+    kind: str
+    table: TableCapture
+    previous_identifier: tuple[str, ...] | None
+    when: dt.datetime
+
+
+# -- events (pure, given the captures) ---------------------------------------------------------------------------------
+
+
+def with_job(event: RunEvent, job_name: str | None) -> RunEvent:
+    """The event under another job name (``observe(job_name=...)``), job facets kept."""
+    if job_name is None:
+        return event
+    return attr.evolve(event, job=Job(namespace=event.job.namespace, name=job_name, facets=event.job.facets))
+
+
+def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
+    """Per added snapshot, the events its tag's owner sends (:func:`~iceberg_lineage.lineage.events.owned_run_events`
+    for a snapshot's own run; the bare snapshot event, made a RUNNING event by the hook, inside a run context); a
+    create-transaction adds a CREATE run first, and a commit without snapshots is one ALTER run with the schema diff.
+
+    Only the new snapshots and their parents are converted: no branch or tag can contain a brand-new snapshot
+    except through the snapshots of the same commit, so their ``refs`` and ``staged`` stay exact.
+    """
+    md = commit.table.metadata
+    parents = {s.parent_snapshot_id for sid in commit.snapshot_ids if (s := md.snapshot_by_id(sid)) is not None}
+    keep = {*commit.snapshot_ids, *(p for p in parents if p is not None)}
+    table = commit.table.loaded(keep if commit.snapshot_ids else None)
+    out: list[RunEvent] = []
+    if commit.base is None:
+        out.append(ev.lifecycle_event(table, "CREATE", settings, engine=COMMIT_ENGINE, run_id=new_run_id(),
+                                      event_time=now()))
+    elif not commit.snapshot_ids:
+        out.append(alter_event(table, commit.base, settings))
+    for snapshot_id in commit.snapshot_ids:
+        if table.metadata.snapshot_by_id(snapshot_id) is None:
+            continue
+        stats = snapshot_stats(table, snapshot_id, depth="summary")
+        owner = commit.owners.get(snapshot_id)
+        event = ev.snapshot_run_event(
+            table, stats, settings, engine=COMMIT_ENGINE, run_id=owner.run_id if owner else new_run_id(),
+            duration_ms=commit.duration_ms, attempts=commit.attempts,
+        )
+        out.extend(ev.owned_run_events(event, owner) if owner and owner.owner == "snapshot" else [event])
+    return out
+
+
+def alter_event(table: LoadedTable, base: TableMetadata, settings: Settings) -> RunEvent:
+    """A metadata-only commit: ALTER, with the schema diff and the refs in ``icebergTableStatistics``.
+
+    The statistics are those of the snapshot a new branch or tag points at (its name is then in ``refs``), else
+    of the current snapshot; a table without snapshots gets no statistics facet (it has nothing to count).
+    """
+    event = ev.lifecycle_event(table, "ALTER", settings, engine=COMMIT_ENGINE, run_id=new_run_id(), event_time=now())
+    md = table.metadata
+    new_refs = [ref for name, ref in md.refs.items() if name not in base.refs]
+    snapshot_id = new_refs[0].snapshot_id if new_refs else md.current_snapshot_id
+    if snapshot_id is None or md.snapshot_by_id(snapshot_id) is None:
+        return event
+    old_schema = md.schemas.get(base.current_schema_id)
+    change = fb.schema_change(old_schema, md.current_schema) if old_schema is not None else None
+    stats = snapshot_stats(table, snapshot_id, depth="summary")
+    dataset = event.outputs[0]
+    facets = {**dataset.facets, STATISTICS_KEY: fb.statistics_facet(stats, change)}
+    return attr.evolve(event, outputs=[attr.evolve(dataset, facets=facets)])
+
+
+def failed_commit_events(failed: FailedCommit, settings: Settings) -> list[RunEvent]:
+    """A commit whose exception reached the user: FAIL, with the table as it was before, and the error."""
+    outputs = []
+    job_table = None
+    if failed.table is not None:
+        job_table = failed.table.loaded()
+        state = ev.dataset_event(job_table, None, settings).dataset
+        outputs.append(OutputDataset(namespace=state.namespace, name=state.name, facets=state.facets))
+    name = ev.job_name(job_table, COMMIT_ENGINE) if job_table else ".".join((*failed.identifier, COMMIT_ENGINE))
+    return [RunEvent(
+        eventType=RunState.FAIL,
+        eventTime=fb.iso_time(failed.when),
+        run=OLRun(runId=failed.run_id, facets={"errorMessage": failed.failure.facet()}),
+        job=Job(namespace=settings.job_namespace, name=name, facets={"jobType": fb.job_type_facet("COMMIT")}),
+        outputs=outputs,
+        producer=fb.PRODUCER,
+    )]
+
+
+def _scan_metrics(outcome: ScanOutcome) -> dict[str, int]:
+    """The scan report's counters under the facet's camelCase names (those it has); planning time in ms."""
+    from scan_reporters.reports import kebab_to_camel
+
+    known = {a.name for a in attr.fields(ScanMetrics)}
+    values = {kebab_to_camel(name): value for name, value in outcome.report.scan_metrics.values().items()}
+    out = {name: value for name, value in values.items() if name in known}
+    if "totalPlanningDuration" in out:
+        out["totalPlanningDuration"] //= 1_000_000
+    return out
+
+
+def _scan_input(table: LoadedTable, scan: Scan, settings: Settings) -> InputDataset:
+    """The table at the snapshot actually read (time travel included), with what the scan planned."""
+    stats = snapshot_stats(table, scan.snapshot_id, depth="summary")
+    state = ev.dataset_event(table, stats, settings).dataset
+    report = scan.outcome.report
+    filter_description = "" if report.filter is True else json.dumps(report.filter, sort_keys=True)
+    return InputDataset(
+        namespace=state.namespace,
+        name=state.name,
+        facets=state.facets,
+        inputFacets={
+            "inputStatistics": fb.input_statistics_facet(
+                scan.outcome.result_records, scan.outcome.result_file_size_in_bytes, scan.outcome.result_data_files
+            ),
+            SCAN_REPORT_KEY: fb.scan_report_facet(
+                scan.snapshot_id,
+                filter_description=filter_description,
+                schema_id=report.schema_id,
+                projected_field_names=report.projected_field_names,
+                scan_metrics=_scan_metrics(scan.outcome),
+                metadata=report.metadata,
+            ),
+        },
+    )
+
+
+def scan_events(scan: Scan, settings: Settings) -> list[RunEvent]:
+    """A scan as its own COMPLETE run of job ``<ns>.<table>.scan``, the table at the snapshot read as input."""
+    table = scan.table.loaded()
+    return [RunEvent(
+        eventType=RunState.COMPLETE,
+        eventTime=fb.iso_time(now()),
+        run=OLRun(runId=new_run_id()),
+        job=Job(namespace=settings.job_namespace, name=ev.job_name(table, SCAN_ENGINE),
+                facets={"jobType": fb.job_type_facet("QUERY")}),
+        inputs=[_scan_input(table, scan, settings)],
+        producer=fb.PRODUCER,
+    )]
+
+
+def catalog_events(change: CatalogChange, settings: Settings) -> list[RunEvent]:
+    """A catalog operation as its own CREATE, DROP or RENAME run."""
+    return [ev.lifecycle_event(
+        change.table.loaded(), _LIFECYCLE[change.kind], settings,  # type: ignore[arg-type]
+        previous_identifier=change.previous_identifier, engine=COMMIT_ENGINE, run_id=new_run_id(),
+        event_time=change.when,
+    )]

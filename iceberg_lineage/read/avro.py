@@ -1,0 +1,242 @@
+"""The Avro object container format: header, data blocks, sync markers, and block ranges of one file.
+
+fastavro's file reader parses the writer schema of every file again; the manifests of one table share a handful of
+schemas, so the header is read here and its parsed schema cached by the schema's JSON text. Nothing here knows
+Iceberg: the manifest semantics are in :mod:`iceberg_lineage.read.manifests`.
+"""
+from __future__ import annotations
+
+import bz2
+import functools
+import io
+import json
+import lzma
+import zlib
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import fastavro
+from fastavro.read import BLOCK_READERS
+
+from iceberg_lineage.config import load_settings
+from iceberg_lineage.errors import ManifestError, ManifestTooLargeError
+from iceberg_lineage.read.files import read_bounded
+
+AVRO_MAGIC = b"Obj\x01"
+_HEADER_SCHEMA = fastavro.parse_schema(
+    {
+        "type": "record",
+        "name": "org.apache.avro.file.Header",
+        "fields": [
+            {"name": "magic", "type": {"type": "fixed", "name": "Magic", "size": 4}},
+            {"name": "meta", "type": {"type": "map", "values": "bytes"}},
+            {"name": "sync", "type": {"type": "fixed", "name": "Sync", "size": 16}},
+        ],
+    }
+)
+#: Parsed writer schemas by their JSON text. Every manifest of a table and spec carries the same schema, and
+#: parsing it is most of fastavro's per-file cost (~0.13 ms of ~0.22 ms for a one-entry manifest).
+_PARSED_SCHEMAS: dict[bytes, Any] = {}
+_CACHE_LIMIT = 256
+
+
+@dataclass(frozen=True)
+class AvroHeader:
+    """An Avro object container header. ``schema_json`` is the writer schema as written: the cache key for
+    everything derived from the schema."""
+
+    schema_json: bytes
+    schema: Any
+    codec: str
+    sync: bytes
+
+
+def cached(cache: dict, key: Any, build: Any) -> Any:
+    """``cache[key]``, built on a miss; the cache is emptied when full (a handful of distinct schemas is normal)."""
+    value = cache.get(key)
+    if value is None:
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        value = cache[key] = build()
+    return value
+
+
+def read_header(stream: Any, path: str) -> AvroHeader:
+    """Read the container header, checking what fastavro does not: the magic number."""
+    try:
+        header = fastavro.schemaless_reader(stream, _HEADER_SCHEMA, None)
+    except Exception as exc:  # noqa: BLE001 - truncated or garbled header
+        raise ManifestError(f"not a readable Avro file ({type(exc).__name__}: {exc})", file=path) from None
+    if header["magic"] != AVRO_MAGIC:
+        raise ManifestError("not a readable Avro file (bad magic number)", file=path)
+    meta = header["meta"]
+    schema_json = meta.get("avro.schema")
+    if schema_json is None:
+        raise ManifestError("not a readable Avro file (no avro.schema in the header)", file=path)
+    try:
+        schema = cached(_PARSED_SCHEMAS, schema_json, lambda: fastavro.parse_schema(json.loads(schema_json)))
+        codec = meta.get("avro.codec", b"null").decode() or "null"
+    except Exception as exc:  # noqa: BLE001 - invalid JSON, invalid schema, undecodable codec name
+        raise ManifestError(f"not a readable Avro file ({type(exc).__name__}: {exc})", file=path) from None
+    if codec not in BLOCK_READERS:
+        raise ManifestError(f"not a readable Avro file (unknown codec {codec!r})", file=path)
+    return AvroHeader(schema_json, schema, codec, header["sync"])
+
+
+#: Manifests up to this size are read whole before decoding: a buffered file pays a method call per small read.
+IN_MEMORY_BYTES = 4 * 1024 * 1024
+
+
+def in_memory(stream: Any, length: int) -> Any:
+    """The stream's bytes in memory when the manifest list says the file is small, else the stream itself."""
+    if 0 < length <= IN_MEMORY_BYTES:
+        data = stream.read(length + 1)  # not more: a read allocates its whole size up front
+        if len(data) <= length:
+            return io.BytesIO(data)
+        stream.seek(0)  # the manifest list understated the size: stream it after all
+    return stream
+
+
+def _read_long(stream: Any) -> int | None:
+    """A zig-zag varint, or ``None`` at a clean end of file."""
+    byte = stream.read(1)
+    if not byte:
+        return None
+    b = byte[0]
+    value, shift = b & 0x7F, 7
+    while b & 0x80:
+        byte = stream.read(1)
+        if not byte or shift > 63:
+            raise EOFError("truncated block header")
+        b = byte[0]
+        value |= (b & 0x7F) << shift
+        shift += 7
+    return (value >> 1) ^ -(value & 1)
+
+
+def iter_records(stream: Any, header: AvroHeader, path: str) -> Iterator[dict]:
+    """Decode the data blocks one at a time (memory is one block), with the header's already-parsed schema."""
+    schema, sync, codec, cap = header.schema, header.sync, header.codec, max_block_bytes()
+    decode = fastavro.schemaless_reader
+    try:
+        while (count := _read_long(stream)) is not None:
+            block = _read_block(stream, count, codec, cap, path)
+            for _ in range(count):
+                yield decode(block, schema, None)
+            if stream.read(16) != sync:
+                raise ValueError("sync marker mismatch")
+    except ManifestTooLargeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - truncated blocks, flipped bits, schema mismatch
+        raise ManifestError(f"corrupt Avro data ({type(exc).__name__}: {exc})", file=path) from None
+
+
+#: On top of ``manifest.max_block_bytes``, a block may inflate to at most this much per declared record.
+MAX_BYTES_PER_RECORD = 1 << 20
+
+
+@functools.lru_cache(maxsize=1)
+def max_block_bytes() -> int:
+    """``manifest.max_block_bytes``, resolved once per process (pool workers inherit the environment)."""
+    return load_settings().manifest_max_block_bytes
+
+
+def _read_block(stream: Any, count: int, codec: str, cap: int, path: str) -> io.BytesIO:
+    """One block's records, inflated incrementally up to the cap; past it a :class:`ManifestTooLargeError`.
+
+    Every record takes at least one byte, so a block declaring more records than it holds bytes is corrupt (it
+    would otherwise decode millions of empty records from a few bytes)."""
+    if count < 0:
+        raise ValueError(f"negative block count {count}")
+    limit = min(cap, count * MAX_BYTES_PER_RECORD)
+    inflate = _INFLATERS.get(codec)
+    if inflate is None:  # a codec without an incremental inflater here: fastavro inflates, the cap is checked after
+        block = BLOCK_READERS[codec](stream)
+        size = block.seek(0, io.SEEK_END)
+        block.seek(0)
+    else:
+        stored = _read_long(stream)
+        if stored is None or stored < 0:
+            raise ValueError(f"bad block size {stored}")
+        if stored > cap:
+            raise _too_large(count, limit, cap, path)
+        data = read_bounded(stream, stored)  # not read(stored): that allocates it all up front
+        if len(data) < stored:
+            raise EOFError(f"truncated block: {len(data)} of {stored} bytes")
+        data = inflate(data, limit)
+        size = len(data)
+        block = io.BytesIO(data)
+    if size > limit:
+        raise _too_large(count, limit, cap, path)
+    if count > size:
+        raise ValueError(f"block declares {count} records in {size} bytes")
+    return block
+
+
+def _too_large(count: int, limit: int, cap: int, path: str) -> ManifestTooLargeError:
+    return ManifestTooLargeError(
+        f"an Avro block of {count} record(s) takes more than {limit} bytes (manifest.max_block_bytes is {cap}, "
+        f"and a record may take at most {MAX_BYTES_PER_RECORD} bytes)",
+        file=path,
+    )
+
+
+def _inflate_streams(make: Callable[[], Any], data: bytes, limit: int) -> bytes:
+    """Inflate concatenated bzip2 or xz streams, at most ``limit + 1`` bytes of output (enough to see it is over)."""
+    out: list[bytes] = []
+    total = 0
+    while data:
+        decompressor = make()
+        part = decompressor.decompress(data, max_length=limit + 1 - total)
+        out.append(part)
+        total += len(part)
+        if total > limit:
+            break
+        if not decompressor.eof:
+            raise EOFError("truncated compressed block")
+        data = decompressor.unused_data
+    return b"".join(out)
+
+
+#: Inflaters by codec: ``(stored bytes, limit) -> at most limit + 1 inflated bytes``.
+_INFLATERS: dict[str, Callable[[bytes, int], bytes]] = {
+    "null": lambda data, limit: data,
+    # -15: raw deflate, no zlib header, as Avro writes it
+    "deflate": lambda data, limit: zlib.decompressobj(-15).decompress(data, limit + 1),
+    "bzip2": lambda data, limit: _inflate_streams(bz2.BZ2Decompressor, data, limit),
+    "xz": lambda data, limit: _inflate_streams(lzma.LZMADecompressor, data, limit),
+}
+
+
+def block_range(stream: Any, byte_range: tuple[int, int], path: str) -> Any:
+    """A stream of the header plus the blocks that start inside ``byte_range`` (a seekable stream).
+
+    Avro blocks end with the file's 16-byte sync marker, so block starts are found by searching for it, as
+    Hadoop splits Avro files: several workers can then decode one large manifest, each its own blocks, each
+    reading only its own bytes.
+    """
+    sync = read_header(stream, path).sync
+    header_end = stream.tell()
+    stream.seek(0)
+    header = stream.read(header_end)
+
+    def block_start(offset: int) -> int:
+        if offset <= header_end:
+            return header_end
+        stream.seek(offset - 16)
+        position, tail = offset - 16, b""
+        while True:
+            chunk = stream.read(1 << 20)
+            if not chunk:
+                return position + len(tail)  # end of file
+            window = tail + chunk
+            found = window.find(sync)
+            if found >= 0:
+                return position + found + 16
+            position += len(window) - 15
+            tail = window[-15:]
+
+    lo, hi = byte_range
+    start, end = block_start(lo), block_start(hi)
+    stream.seek(start)
+    return io.BytesIO(header + stream.read(max(0, end - start)))

@@ -1,0 +1,81 @@
+"""Discovery, on the driver: namespaces and tables are listed lazily, so 10,000 tables never sit in memory at once."""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from typing import Iterator
+
+from iceberg_lineage.errors import CatalogError
+from iceberg_lineage.read.catalogs import CatalogSpec, one_line
+
+
+@dataclass(frozen=True)
+class TableFilter:
+    """Which tables are in scope: namespaces (with everything below them), include and exclude globs.
+
+    Globs match the dotted identifier (``sales.orders``) or the same prefixed with the catalog (``glue.sales.orders``).
+    """
+
+    namespaces: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    def roots(self) -> tuple[tuple[str, ...], ...]:
+        return tuple(tuple(ns.split(".")) for ns in self.namespaces) or ((),)
+
+    def in_namespaces(self, namespace: tuple[str, ...]) -> bool:
+        return any(namespace[: len(root)] == root for root in self.roots())
+
+    def wants(self, catalog: str, identifier: tuple[str, ...]) -> bool:
+        if not self.in_namespaces(tuple(identifier[:-1])):
+            return False
+        names = (".".join(identifier), ".".join((catalog, *identifier)))
+        if self.include and not any(fnmatch.fnmatchcase(n, g) for g in self.include for n in names):
+            return False
+        return not any(fnmatch.fnmatchcase(n, g) for g in self.exclude for n in names)
+
+
+@dataclass(frozen=True)
+class NamespaceListed:
+    """A namespace whose tables were listed (``error`` None) or could not be."""
+
+    catalog: str
+    namespace: tuple[str, ...]
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class TableListed:
+    catalog: CatalogSpec
+    identifier: tuple[str, ...]
+
+
+def discover(spec: CatalogSpec, filters: TableFilter) -> Iterator[NamespaceListed | TableListed]:
+    """Every namespace (nested ones too) and every table of a catalog, lazily, depth first.
+
+    A namespace that cannot be listed is reported and skipped; its tables are then out of drop detection.
+    """
+    try:
+        catalog = spec.load()
+    except CatalogError as exc:
+        yield NamespaceListed(spec.name, (), exc.reason)
+        return
+    stack: list[tuple[str, ...]] = list(reversed(filters.roots()))
+    seen: set[tuple[str, ...]] = set()
+    while stack:
+        namespace = stack.pop()
+        if namespace in seen:
+            continue
+        seen.add(namespace)
+        try:
+            children = [tuple(c) for c in catalog.list_namespaces(namespace)]
+            tables = [tuple(t) for t in catalog.list_tables(namespace)] if namespace else []
+        except Exception as exc:  # noqa: BLE001 - one namespace must not stop the walk
+            yield NamespaceListed(spec.name, namespace, one_line(exc))
+            continue
+        yield NamespaceListed(spec.name, namespace)
+        for identifier in tables:
+            if filters.wants(spec.name, identifier):
+                yield TableListed(spec, identifier)
+        # Some catalogs list every level below (or the namespace itself); keep strict children only.
+        stack.extend(reversed([c for c in children if len(c) > len(namespace) and c[: len(namespace)] == namespace]))

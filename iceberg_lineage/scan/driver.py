@@ -1,0 +1,297 @@
+"""The scan driver: walk catalogs, hand table tasks to an executor, and deliver and record each table on the
+driver thread as soon as its task is done (:mod:`~iceberg_lineage.scan.inflight`, with its per-table time limit).
+Delivery as a whole is bounded by ``scan.delivery_deadline_s``: past it, the rest is spooled unsent.
+
+Events are sent in commit order, and a snapshot is recorded as emitted only once its event was delivered or
+spooled; a failure stops that table's watermark where it is. RENAMEs and DROPs come last, once every name of the
+run was listed. A hook-tagged snapshot counts as already emitted only when the delivery ledger (in the state) knows
+it; otherwise the scan sends its owner's events, rebuilt from the tag.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from iceberg_lineage.config import Settings
+from iceberg_lineage.delivery.breaker import send_deadline
+from iceberg_lineage.errors import ConfigError, IcebergLineageError
+from iceberg_lineage.read.catalogs import CatalogSpec
+from iceberg_lineage.scan.discovery import NamespaceListed, TableFilter, TableListed, discover
+from iceberg_lineage.scan.inflight import InFlight
+from iceberg_lineage.scan.lifecycle import LifecycleChange, change_event, record_change
+from iceberg_lineage.scan.sinks import ADVANCING, Sink, taken
+from iceberg_lineage.scan.summary import DeliveryPhase, Gap, ScanSummary, TableFailure, TableOutcome, TableStatus
+from iceberg_lineage.scan.task import MODES, Mode, PendingEvent, TableResult, TableTask
+from iceberg_lineage.state.store import EmittedSnapshot, StateStore, TableRecord, TrackedTable, Watermark
+from iceberg_lineage.stats.model import DEPTHS
+from iceberg_lineage.stats.parallel import open_executor
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    catalogs: tuple[CatalogSpec, ...]
+    filters: TableFilter = TableFilter()
+    mode: Mode = "history"
+    depth: str = "entries"
+    since_ms: int | None = None
+    executor: str = "threads"
+    workers: int | None = None
+    dask_scheduler: str | None = None
+    dry_run: bool = False
+    capture_time: dt.datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        if self.depth not in DEPTHS:
+            raise ConfigError(f"depth must be one of {', '.join(DEPTHS)}, not {self.depth!r}")
+
+
+def scan(
+    options: ScanOptions,
+    settings: Settings,
+    state: StateStore,
+    sink: Sink,
+    *,
+    on_outcome: Callable[[TableOutcome], None] = lambda o: None,
+) -> ScanSummary:
+    """Scan the catalogs, send new events through ``sink`` and advance ``state`` (unless it is read-only)."""
+    run = _Driver(options, settings, state, sink, on_outcome)
+    started = time.monotonic()
+    with open_executor(options.executor, options.workers, options.dask_scheduler) as executor:
+        limit = 4 * (options.workers or 8)
+        pending = InFlight(executor, settings.scan_table_timeout_s)
+        for spec in options.catalogs:
+            for item in discover(spec, options.filters):
+                if isinstance(item, NamespaceListed):
+                    run.namespace_listed(item)
+                    continue
+                task = run.task_for(item)
+                if task is None:
+                    continue
+                while len(pending) >= limit:
+                    run.collect(pending, block=True)
+                pending.submit(task)
+                run.collect(pending, block=False)
+        while pending:
+            run.collect(pending, block=True)
+    run.emit_catalog_changes()
+    return run.summary(time.monotonic() - started)
+
+
+class _Driver:
+    """The driver's mutable bookkeeping of one scan; everything it touches happens on the driver thread."""
+
+    def __init__(self, options: ScanOptions, settings: Settings, state: StateStore, sink: Sink,
+                 on_outcome: Callable[[TableOutcome], None]) -> None:
+        self.options = options
+        self.settings = settings
+        self.state = state
+        self._sink = sink
+        #: seconds spent in the sink so far, against ``scan.delivery_deadline_s``
+        self.delivering_s = 0.0
+        self.on_outcome = on_outcome
+        self.capture_time = options.capture_time or dt.datetime.now(dt.timezone.utc)
+        self.listed_ok: set[tuple[str, tuple[str, ...]]] = set()
+        self.listed_tables: set[tuple[str, tuple[str, ...]]] = set()
+        self.seen: set[str] = set()
+        self.renamed: dict[str, LifecycleChange] = {}
+        self.outcomes: dict[TableStatus, int] = {"unchanged": 0, "updated": 0, "failed": 0}
+        self.emitted = 0
+        self.by_hooks = 0
+        self.resent = 0
+        self.rejected = 0
+        self.drops = 0
+        self.renames = 0
+        self.gaps: list[tuple[str, Gap]] = []
+        self.failures: list[TableFailure] = []
+
+    # -- discovery -----------------------------------------------------------------------------------------------
+    def namespace_listed(self, item: NamespaceListed) -> None:
+        if item.error is None:
+            self.listed_ok.add((item.catalog, item.namespace))
+        else:
+            ns = ".".join(item.namespace) or "(catalog)"
+            self.failures.append(TableFailure(item.catalog, ns, f"cannot list: {item.error}", kind="catalog"))
+
+    def task_for(self, item: TableListed) -> TableTask | None:
+        key = (item.catalog.name, item.identifier)
+        if key in self.listed_tables:
+            return None
+        self.listed_tables.add(key)
+        known = self.state.find(item.catalog.name, item.identifier)
+        return TableTask(
+            catalog=item.catalog,
+            identifier=item.identifier,
+            settings=self.settings,
+            mode=self.options.mode,
+            depth=self.options.depth,
+            expected_identity=known.identity if known else None,
+            watermark=self.state.watermark(known.identity) if known else Watermark(),
+            since_ms=self.options.since_ms,
+            capture_time=self.capture_time,
+        )
+
+    # -- results -------------------------------------------------------------------------------------------------
+    def collect(self, pending: InFlight, *, block: bool) -> None:
+        """Deliver and record every table whose task is done (a task past its time limit comes back failed)."""
+        for task, result in pending.ready(block=block):
+            self.finish(self.apply(result, task))
+
+    def sink(self, texts: Sequence[str]) -> Sequence[str]:
+        """The scan's sink, within what is left of ``scan.delivery_deadline_s``: every call's time counts against
+        it, and once it is spent the delivery spools each event without sending it."""
+        started = time.monotonic()
+        with send_deadline(started + self.settings.scan_delivery_deadline_s - self.delivering_s):
+            try:
+                return self._sink(texts)
+            finally:
+                self.delivering_s += time.monotonic() - started
+
+    def finish(self, outcome: TableOutcome) -> None:
+        self.outcomes[outcome.status] += 1
+        self.emitted += outcome.emitted
+        self.by_hooks += outcome.by_hooks
+        self.resent += outcome.resent
+        self.rejected += outcome.rejected
+        if outcome.gap:
+            self.gaps.append((f"{outcome.catalog}.{outcome.name}", outcome.gap))
+        if outcome.failure:
+            self.failures.append(outcome.failure)
+        self.on_outcome(outcome)
+
+    def apply(self, result: TableResult, task: TableTask) -> TableOutcome:
+        """Deliver one table's events in commit order and record what was delivered, in one transaction."""
+        base = TableOutcome(result.catalog, result.identifier, "failed", failure=result.failure)
+        if result.failure is not None or result.identity is None:
+            return base
+        if result.identity in self.seen:  # the same table registered twice: the first name wins this run
+            return dataclasses.replace(base, status="unchanged", failure=None)
+        self.seen.add(result.identity)
+        previous = self.state.get(result.identity)
+        watermark, gap = task.watermark, result.gap
+        if result.identity != task.expected_identity:
+            # a renamed (or re-created) table: the worker could not know its watermark; filter here
+            watermark = self.state.watermark(result.identity)
+            gap = gap if previous is None else None
+        name = self._name(result, task, previous)
+        history = self.options.mode == "history"
+        items = [i for i in result.items if not history or i.snapshot_id not in watermark.emitted]
+        sent, stop = self._send(self._confirmed(result.identity, items) if history else items)
+        recorded = tuple(
+            EmittedSnapshot(i.snapshot_id, i.sequence_number, i.timestamp_ms, "hook" if i.by_hook else "scan", i.run_id)
+            for i, _ in sent
+        ) if history else ()
+        current = sent[-1][0].snapshot_id if not history and sent else None
+        if not self.state.readonly and (recorded or current is not None or previous is None or previous.dropped
+                                        or previous.metadata_location != result.metadata_location):
+            self.state.record(TableRecord(
+                result.identity, result.catalog, name, result.location or "", result.metadata_location,
+                recorded, current,
+            ))
+        accepted = [i for i, statuses in sent if "rejected" not in statuses]
+        outcome = dataclasses.replace(
+            base, status="updated" if sent else "unchanged", failure=None, gap=gap,
+            emitted=sum(1 for i in accepted if not i.owned), by_hooks=sum(1 for i in accepted if i.by_hook),
+            resent=sum(1 for i in accepted if i.owned and not i.by_hook),
+            rejected=sum(statuses.count("rejected") for _, statuses in sent),
+        )
+        if stop is not None:
+            return self._stopped(outcome, stop, f"snapshot {items[len(sent)].snapshot_id}")
+        return outcome
+
+    def _confirmed(self, identity: str, items: list[PendingEvent]) -> list[PendingEvent]:
+        """Tagged snapshots the ledger knows as delivered by now need no event: the task may have been built before
+        the hook recorded them, or without the table's identity (its first scan)."""
+        if not any(i.owned and i.texts for i in items):
+            return items
+        delivered = self.state.hook_delivered(identity)
+        return [dataclasses.replace(i, texts=()) if i.owned and i.snapshot_id in delivered else i for i in items]
+
+    def _name(self, result: TableResult, task: TableTask, previous: TrackedTable | None) -> tuple[str, ...]:
+        """The name to record. A new name for a known table is a RENAME, unless the old name is still listed (one
+        table registered under two names): decided at the end of the run, when every name was listed; until then
+        the old name stays."""
+        if previous and not previous.dropped and previous.catalog == result.catalog \
+                and previous.identifier != result.identifier:
+            self.renamed[previous.identity] = LifecycleChange.rename(task.catalog, previous, result.identifier)
+            return previous.identifier
+        return result.identifier
+
+    def _send(self, items: list[PendingEvent]) -> tuple[list[tuple[PendingEvent, list[str]]], str | None]:
+        """Send the items' events in commit order, as one batch. Returns the prefix of items taken, each with the
+        statuses of its events (none for a snapshot the hook delivered), and the status that stopped the rest."""
+        texts = [text for i in items for text in i.texts]
+        statuses = list(self.sink(texts)) if texts else []
+        n, stop = taken(statuses, len(texts))
+        sent: list[tuple[PendingEvent, list[str]]] = []
+        at = 0
+        for item in items:
+            if at + len(item.texts) > n:
+                break
+            sent.append((item, statuses[at:at + len(item.texts)]))
+            at += len(item.texts)
+        return sent, stop
+
+    def _stopped(self, outcome: TableOutcome, status: str, what: str) -> TableOutcome:
+        if status == "disabled":  # OpenLineage switched off: nothing sent, nothing recorded, nothing wrong
+            return outcome
+        reason = f"delivery {status} for {what}; the table's watermark stays before it"
+        return dataclasses.replace(outcome, status="failed", failure=TableFailure(
+            outcome.catalog, outcome.name, reason, kind="delivery"))
+
+    # -- renames and drops ---------------------------------------------------------------------------------------
+    def emit_catalog_changes(self) -> None:
+        """RENAMEs, then DROPs: both need every name of the run listed first."""
+        for change in self.renamed.values():
+            if (change.catalog.name, change.tracked.identifier) not in self.listed_tables:
+                self._lifecycle(change)  # else still listed under its old name too: an alias, not a rename
+        for spec in self.options.catalogs:
+            for change in [LifecycleChange.drop(spec, t) for t in self.state.tables(spec.name) if self._gone(spec, t)]:
+                self._lifecycle(change)
+
+    def _gone(self, spec: CatalogSpec, tracked: TrackedTable) -> bool:
+        """A recorded table that this run should have seen (its namespace was listed, it is in scope) but did not."""
+        return ((spec.name, tuple(tracked.identifier[:-1])) in self.listed_ok
+                and self.options.filters.wants(spec.name, tracked.identifier)
+                and tracked.identity not in self.seen
+                and (spec.name, tracked.identifier) not in self.listed_tables)
+
+    def _lifecycle(self, change: LifecycleChange) -> None:
+        """Send one RENAME or DROP; record it once delivered, so a failed one comes again next run."""
+        try:
+            [status] = self.sink([change_event(change, self.settings, self.capture_time)])
+        except IcebergLineageError as exc:
+            status = f"impossible ({exc.reason})"
+        if status in ADVANCING:
+            self.rejected += status == "rejected"
+            self.renames += change.kind == "RENAME"
+            self.drops += change.kind == "DROP"
+            if not self.state.readonly:
+                record_change(self.state, change)
+        elif status != "disabled":
+            self.failures.append(TableFailure(change.catalog.name, ".".join(change.identifier),
+                                              f"delivery {status} for the {change.kind} event", kind="delivery"))
+
+    def summary(self, elapsed: float) -> ScanSummary:
+        return ScanSummary(
+            mode=self.options.mode,
+            dry_run=self.options.dry_run,
+            tables_scanned=sum(self.outcomes.values()),
+            unchanged=self.outcomes["unchanged"],
+            updated=self.outcomes["updated"],
+            failed=self.outcomes["failed"],
+            snapshots_emitted=self.emitted,
+            snapshots_by_hooks=self.by_hooks,
+            drops=self.drops,
+            renames=self.renames,
+            gaps=tuple(self.gaps),
+            failures=tuple(self.failures),
+            elapsed_s=elapsed,
+            snapshots_resent=self.resent,
+            events_rejected=self.rejected,
+            delivery=DeliveryPhase(self.settings.scan_delivery_deadline_s, self.delivering_s),
+        )

@@ -1,0 +1,63 @@
+"""Where a scan's events go: the one delivery path, stdout for a dry run, or any function that takes one event.
+
+A sink takes one table's events at a time, in commit order, so that a table's batch goes through
+:meth:`~iceberg_lineage.delivery.delivery.Delivery.emit_many` and a down server costs one round of retries per
+table, not one per event.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+#: Sink statuses after which a snapshot counts as emitted ("printed": a dry run, whose state is read-only;
+#: "rejected": refused for good by the server but kept in the spool, so sending it again would change nothing;
+#: the scan reports it and exits 1).
+ADVANCING = frozenset({"delivered", "spooled", "printed", "rejected"})
+
+#: Sends one table's events (JSON, in commit order) and returns a status per event it took: "delivered",
+#: "spooled", "rejected", "failed", "disabled" or "printed". It may stop after the first status not in :data:`ADVANCING`; the
+#: scanner records only the events before that one.
+Sink = Callable[[Sequence[str]], Sequence[str]]
+
+
+def taken(statuses: Sequence[str], sent: int) -> tuple[int, str | None]:
+    """How many of ``sent`` events count as emitted (the prefix before the first status not in
+    :data:`ADVANCING`), and the status that stopped the rest (None when all were taken)."""
+    for n, status in enumerate(statuses):
+        if status not in ADVANCING:
+            return n, status
+    n = len(statuses)
+    return n, (None if n >= sent else "failed")
+
+
+def event_sink(send: Callable[[str], str]) -> Sink:
+    """A sink from a function that sends one event and returns its status: it stops at the first one not taken."""
+
+    def sink(texts: Sequence[str]) -> list[str]:
+        statuses: list[str] = []
+        for text in texts:
+            statuses.append(send(text))
+            if statuses[-1] not in ADVANCING:
+                break
+        return statuses
+
+    return sink
+
+
+def delivery_sink(delivery: Any) -> Sink:
+    """Send through :class:`~iceberg_lineage.delivery.delivery.Delivery` (the one delivery path), a table at a time:
+    after the first event not delivered, the rest of the table go straight to the spool, in order behind it."""
+    from iceberg_lineage.lineage.serde import from_json
+
+    return lambda texts: ["rejected" if result.rejected else result.status
+                          for result in delivery.emit_many(from_json(text) for text in texts)]
+
+
+def printing_sink(write: Callable[[str], Any]) -> Sink:
+    """Dry run: each event as one JSON line, nothing sent, nothing recorded."""
+
+    def sink(texts: Sequence[str]) -> list[str]:
+        for text in texts:
+            write(text + "\n")
+        return ["printed"] * len(texts)
+
+    return sink

@@ -1,0 +1,208 @@
+"""The per-table task, on any executor (threads, processes, Dask): picklable :class:`TableTask` in, picklable
+:class:`TableResult` out. It loads one table, walks its snapshots not yet emitted and returns their events as JSON."""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from dataclasses import dataclass
+from typing import Collection, Literal
+
+from iceberg_lineage.config import Settings
+from iceberg_lineage.errors import CatalogError, IcebergLineageError
+from iceberg_lineage.lineage.tags import RUN_ID_PROPERTY, ownership, tagged
+from iceberg_lineage.read.catalogs import CatalogSpec, one_line
+from iceberg_lineage.read.metadata import MetadataFile
+from iceberg_lineage.read.source import LoadedTable, load_table_object
+from iceberg_lineage.scan.summary import Gap, TableFailure
+from iceberg_lineage.state.store import Watermark
+from iceberg_lineage.stats import ManifestCache, snapshot_stats, table_history
+from iceberg_lineage.stats.parallel import manifest_pool
+
+Mode = Literal["history", "current"]
+MODES: tuple[str, ...] = ("history", "current")
+
+
+@dataclass(frozen=True)
+class TableTask:
+    catalog: CatalogSpec
+    identifier: tuple[str, ...]
+    settings: Settings
+    mode: Mode
+    depth: str
+    #: identity recorded for this identifier; the watermark only applies when the loaded table has it
+    expected_identity: str | None
+    watermark: Watermark
+    since_ms: int | None
+    capture_time: dt.datetime
+
+
+@dataclass(frozen=True)
+class PendingEvent:
+    """One snapshot to account for, in commit order, with the JSON of its events.
+
+    ``owned``: tagged by the hook. Its events (``texts``) are then the rebuild of the owner's run, sent only if the
+    ledger does not know the snapshot as delivered; none when the task already knew it was (or for a tag written
+    before the ledger existed).
+    """
+
+    snapshot_id: int
+    sequence_number: int | None
+    timestamp_ms: int
+    run_id: str | None
+    texts: tuple[str, ...]
+    owned: bool = False
+
+    @property
+    def by_hook(self) -> bool:
+        """Counted as already emitted by the hook: nothing to send."""
+        return self.owned and not self.texts
+
+
+@dataclass(frozen=True)
+class TableResult:
+    catalog: str
+    identifier: tuple[str, ...]
+    identity: str | None = None
+    location: str | None = None
+    metadata_location: str | None = None
+    current_snapshot_id: int | None = None
+    items: tuple[PendingEvent, ...] = ()
+    gap: Gap | None = None
+    failure: TableFailure | None = None
+
+
+def scan_table(task: TableTask) -> TableResult:
+    """Load one table and build the events of its snapshots not in the watermark. Never raises: a failure is
+    returned with the table, the file and the reason, so one bad table cannot stop a scan."""
+    display = ".".join(task.identifier)
+    try:
+        return _scan_table(task)
+    except IcebergLineageError as exc:
+        failure = TableFailure(task.catalog.name, display, exc.reason, exc.file, exc.kind)
+    except Exception as exc:  # noqa: BLE001 - isolation: whatever one table does, the scan goes on
+        failure = TableFailure(task.catalog.name, display, one_line(exc))
+    return TableResult(task.catalog.name, task.identifier, failure=failure)
+
+
+def _scan_table(task: TableTask) -> TableResult:
+    catalog = task.catalog.load()
+    try:
+        pyiceberg_table = catalog.load_table(task.identifier)
+    except Exception as exc:  # noqa: BLE001 - unreadable metadata, access denied, unknown types...
+        raise CatalogError(f"cannot load table: {one_line(exc)}") from None
+    # read_file=True: PyIceberg invents a random uuid for v1 tables without one; the raw file keeps identity stable.
+    table = load_table_object(pyiceberg_table)
+    md = table.metadata
+    watermark = task.watermark if md.identity == task.expected_identity else Watermark()
+    result = TableResult(
+        task.catalog.name, task.identifier, md.identity, md.location, md.metadata_location, md.current_snapshot_id
+    )
+    if task.mode == "current":
+        return dataclasses.replace(result, items=_current_items(task, table, watermark))
+    return dataclasses.replace(result, items=_history_items(task, table, watermark), gap=find_gap(md, watermark))
+
+
+def _current_items(task: TableTask, table: LoadedTable, watermark: Watermark) -> tuple[PendingEvent, ...]:
+    """``--mode current``: one DatasetEvent of the current snapshot, unless it is the one sent last time."""
+    from iceberg_lineage.lineage.events import dataset_event
+    from iceberg_lineage.lineage.serde import to_json
+
+    md = table.metadata
+    sid = md.current_snapshot_id
+    if sid is None or sid == watermark.current_snapshot_id:
+        return ()
+    stats = snapshot_stats(table, sid, depth=task.depth, columns=task.settings.columns, executor=manifest_pool())
+    event = to_json(dataset_event(table, stats, task.settings, capture_time=task.capture_time))
+    snap = md.snapshot_by_id(sid)
+    return (PendingEvent(sid, snap.sequence_number, snap.timestamp_ms, None, (event,)),)  # type: ignore[union-attr]
+
+
+def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) -> tuple[PendingEvent, ...]:
+    """``--mode history``: a run event per new snapshot, in commit order. A hook-tagged snapshot the ledger does
+    not know as delivered gets the rebuild of its owner's events (the driver checks the ledger again before
+    sending); one it knows, or with a tag older than the ledger, gets none."""
+    new = new_snapshots(table.metadata, watermark, task.since_ms)
+    owners = {s.snapshot_id: owner for s in new
+              if s.snapshot_id not in watermark.hook_delivered and (owner := ownership(s.summary)) is not None}
+    to_walk = [s.snapshot_id for s in new if not tagged(s.summary) or s.snapshot_id in owners]
+    events: dict[int, tuple[str, tuple[str, ...]]] = {}
+    if to_walk:
+        from iceberg_lineage.lineage.events import owned_run_events, snapshot_run_event
+        from iceberg_lineage.lineage.serde import to_json
+
+        history = table_history(
+            table, depth=task.depth, columns=task.settings.columns, snapshot_ids=to_walk, executor=manifest_pool(),
+            cache=ManifestCache(),
+        )
+        for stats in history:
+            event = snapshot_run_event(table, stats, task.settings, capture_time=task.capture_time)
+            owner = owners.get(stats.snapshot_id)
+            built = owned_run_events(event, owner) if owner is not None else [event]
+            events[stats.snapshot_id] = (built[-1].run.runId, tuple(to_json(e) for e in built))
+    items = []
+    for s in new:
+        run_id, texts = events.get(s.snapshot_id, (s.summary.get(RUN_ID_PROPERTY), ()))
+        items.append(PendingEvent(s.snapshot_id, s.sequence_number, s.timestamp_ms, run_id, texts,
+                                  owned=tagged(s.summary)))
+    return tuple(items)
+
+
+def new_snapshots(md: MetadataFile, watermark: Watermark, since_ms: int | None = None) -> list:
+    """Snapshots not yet emitted (branches, tags and staged ones included), in commit order."""
+    return [
+        s for s in md.snapshots_in_commit_order()
+        if s.snapshot_id not in watermark.emitted and (since_ms is None or s.timestamp_ms >= since_ms)
+    ]
+
+
+def find_gap(md: MetadataFile, watermark: Watermark) -> Gap | None:
+    """Snapshots that expired before they were emitted, where the metadata lets us see them.
+
+    Two signs: sequence numbers (v2+) between the newest emitted one and ``last-sequence-number`` that no present
+    snapshot carries, and snapshot-log entries newer than the newest emitted snapshot whose ids are gone from
+    ``snapshots``. The count is the larger of the two (they see the same commits from two sides).
+    """
+    present = {s.snapshot_id for s in md.snapshots}
+    after = watermark.last_timestamp_ms
+    log_missing = [
+        ts for sid, ts in md.snapshot_log
+        if sid not in present and sid not in watermark.emitted and (after is None or ts > after)
+    ]
+    bounds: list[int] = list(log_missing)
+    seq_missing = 0
+    if md.format_version >= 2 and md.last_sequence_number:
+        by_seq = {s.sequence_number: s.timestamp_ms for s in md.snapshots if s.sequence_number is not None}
+        low = watermark.last_sequence_number or 0
+        missing = _missing_range(low, md.last_sequence_number, by_seq)
+        if missing:
+            seq_missing, first, last = missing
+            below = [ts for n, ts in by_seq.items() if n < first]
+            above = [ts for n, ts in by_seq.items() if n > last]
+            bounds.append(max(below) if below else (after if after is not None else min(by_seq.values(), default=0)))
+            bounds.append(min(above) if above else (md.last_updated_ms or max(by_seq.values(), default=0)))
+    count = max(seq_missing, len(log_missing))
+    if not count:
+        return None
+    return Gap(count, min(bounds) if bounds else None, max(bounds) if bounds else None)
+
+
+def _missing_range(low: int, high: int, present: Collection[int]) -> tuple[int, int, int] | None:
+    """How many of the numbers ``low+1 .. high`` are not ``present``, and the first and last of them, or ``None``.
+
+    Computed from the present numbers alone: ``last-sequence-number`` is the writer's word, and 2^62 must not
+    cost 2^62 of anything."""
+    inside = sorted(n for n in set(present) if low < n <= high)
+    count = high - low - len(inside)
+    if count <= 0:
+        return None
+    first = low + 1
+    for n in inside:  # ascending: the first number not taken
+        if n != first:
+            break
+        first += 1
+    last = high
+    for n in reversed(inside):
+        if n != last:
+            break
+        last -= 1
+    return count, first, last
