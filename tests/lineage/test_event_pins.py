@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from iceberg_lineage.config import Settings
-from iceberg_lineage.lineage.events import dataset_event, history_events, lifecycle_event
+from iceberg_lineage.lineage import facets as fb
+from iceberg_lineage.lineage.events import dataset_event, history_events, lifecycle_event, lifecycle_run_id
 from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.stats import table_history
 
@@ -31,10 +32,18 @@ def _events(name: str) -> list[dict]:
     history = table_history(table)
     events = history_events(table, history, settings, capture_time=CLOCK)
     events.append(dataset_event(table, history.snapshots[-1], settings, capture_time=CLOCK))
-    events.append(lifecycle_event(table, "DROP", settings, event_time=CLOCK))
-    events.append(lifecycle_event(table, "RENAME", settings, previous_identifier=("old", "name"), event_time=CLOCK))
-    # The fixtures' absolute place differs between clones; everything else is pinned byte for byte.
-    return [json.loads(to_json(e).replace(str(FIXTURES), "<FIXTURES>")) for e in events]
+    lifecycle = [lifecycle_event(table, "DROP", settings, event_time=CLOCK),
+                 lifecycle_event(table, "RENAME", settings, previous_identifier=("old", "name"), event_time=CLOCK)]
+    # The fixtures' absolute place differs between clones; everything else is pinned byte for byte. A lifecycle
+    # runId hashes the metadata file's location: pinned as computed from the location relative to the fixtures.
+    docs = [json.loads(to_json(e).replace(str(FIXTURES), "<FIXTURES>")) for e in [*events, *lifecycle]]
+    md = table.metadata
+    instant = fb.ms_to_datetime(md.last_updated_ms or 0)
+    for doc, kind in zip(docs[len(events):], ("DROP", "RENAME")):
+        assert doc["run"]["runId"] == str(lifecycle_run_id(md.identity, kind, md.metadata_location, instant))
+        relative = md.metadata_location.replace(str(FIXTURES), "<FIXTURES>")
+        doc["run"]["runId"] = str(lifecycle_run_id(md.identity, kind, relative, instant))
+    return docs
 
 
 @pytest.mark.parametrize("name", TABLES)

@@ -22,3 +22,26 @@ def test_commit_report_reads_the_summary_keys_and_leaves_the_rest_out():
     metrics = {k: v for k, v in attr.asdict(facet.commitMetrics).items() if v is not None}
     assert metrics == {"totalDuration": 7, "removedDataFiles": 2, "totalFilesSizeInBytes": 10}
     assert (facet.operation, facet.metadata) == ("delete", {"engine-name": "spark"})
+
+
+def test_statistics_schema_url_is_the_json_schema_at_the_release_tag():
+    """``_schemaURL`` must fetch the schema itself (raw JSON at the release's tag), never an HTML page on a moving
+    branch, and the shipped schema's ``$id`` must be that very address."""
+    from iceberg_lineage._version import __version__
+    from iceberg_lineage.lineage.facets import statistics_schema
+    from iceberg_lineage.lineage.facets.statistics import SCHEMA_ID, IcebergTableStatisticsDatasetFacet
+
+    raw = (f"https://raw.githubusercontent.com/iceberg-lineage/iceberg-lineage/v{__version__}"
+           "/iceberg_lineage/schemas/IcebergTableStatisticsDatasetFacet.json")
+    facet = IcebergTableStatisticsDatasetFacet(snapshotId=1, depth="summary", staged=False, available=True)
+    assert SCHEMA_ID == raw
+    assert facet._schemaURL == f"{raw}#/$defs/IcebergTableStatisticsDatasetFacet"
+    assert statistics_schema()["$id"] == raw
+
+
+def test_processing_engine_of_a_snapshot_names_this_adapter_version():
+    from iceberg_lineage._version import __version__
+    from iceberg_lineage.lineage.facets import processing_engine_facet
+
+    facet = processing_engine_facet({"engine-name": "spark", "engine-version": "3.5.1"})
+    assert (facet.name, facet.version, facet.openlineageAdapterVersion) == ("spark", "3.5.1", __version__)
