@@ -5,7 +5,7 @@ REST reporter); it never imports ``iceberg_lineage``.
 
     import scan_reporters
     scan_reporters.instrument(catalog)          # one catalog, reporters from metrics-reporter-impl
-    scan_reporters.install()                    # every catalog pyiceberg.catalog.load_catalog returns
+    scan_reporters.install()                    # every catalog constructed from now on, however it is made
 
 Importing the package imports ``pyiceberg.catalog`` (about a second, cold): the functions ``instrument`` and
 ``sanitize`` share their names with submodules, and only an eager import keeps the functions, not the

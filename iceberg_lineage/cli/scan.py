@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
-from typing import IO
+from typing import IO, Callable
 
 import click
 
@@ -131,9 +131,17 @@ def scan_command(catalogs, namespaces, tables, exclude, state, mode, since, exec
     run_guarded(debug, body)
 
 
-def run_scan(options: ScanOptions, settings: Settings, *, wait: bool, progress: bool) -> tuple[ScanSummary, str]:
-    """A scan with its I/O wired: the run lock, the state store, the delivery (or stdout for a dry run)."""
-    with Progress(progress, sys.stderr) as on_outcome:
+def run_scan(options: ScanOptions, settings: Settings, *, wait: bool, progress: bool,
+             observer: Callable[[TableOutcome], None] | None = None) -> tuple[ScanSummary, str]:
+    """A scan with its I/O wired: the run lock, the state store, the delivery (or stdout for a dry run).
+    ``observer`` sees every table's outcome too (``make run`` tabulates them)."""
+    with Progress(progress, sys.stderr) as shown:
+
+        def on_outcome(outcome: TableOutcome) -> None:
+            shown(outcome)
+            if observer is not None:
+                observer(outcome)
+
         if options.dry_run:
             with StateStore(settings.state_path, readonly=True) as store:
                 summary = scan(options, settings, store, printing_sink(sys.stdout.write), on_outcome=on_outcome)

@@ -2,7 +2,8 @@
 
 The first run writes several tables with tens of commits (appends, an overwrite, a delete, a schema change) with
 plain PyIceberg, plus one table written under the hook; the scan then emits every plain snapshot and counts the
-hooked ones as already emitted. Every later run adds one commit per table, so its scan emits exactly those.
+hooked ones as already emitted. Every later run adds one commit per table, so its scan emits exactly those. It
+prints one row per table, the scan's summary (where the events went) and two commands to try next.
 """
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import sys
 
 from iceberg_lineage.cli.scan import run_scan
 from iceberg_lineage.config import load_settings
+from iceberg_lineage.demo.report import demo_rows, next_steps, table_text
 from iceberg_lineage.demo.tables import write_demo_table
 from iceberg_lineage.hook.reporter import observe
 from iceberg_lineage.read.catalogs import WAREHOUSE, embedded_catalog, embedded_sql_catalog
 from iceberg_lineage.scan.driver import ScanOptions
-from iceberg_lineage.scan.summary import summary_text
+from iceberg_lineage.scan.summary import TableOutcome, summary_text
 
 #: (identifier, commits on first run); a nested namespace shows that discovery walks below the top level.
 PLAIN_TABLES: tuple[tuple[str, int], ...] = (
@@ -56,7 +58,12 @@ def main() -> int:
     fill_demo(embedded_sql_catalog(), observed)
     print(f"demo tables written to {WAREHOUSE.resolve()}", file=sys.stderr)
     settings = load_settings()
-    summary, events_to = run_scan(ScanOptions(catalogs=(embedded_catalog(),)), settings, wait=True, progress=True)
-    print(summary_text(summary, events_to), file=sys.stderr)
+    outcomes: dict[str, TableOutcome] = {}
+    summary, events_to = run_scan(ScanOptions(catalogs=(embedded_catalog(),)), settings, wait=True, progress=False,
+                                  observer=lambda outcome: outcomes.setdefault(outcome.name, outcome))
+    identifiers = [identifier for identifier, _ in PLAIN_TABLES] + [HOOKED_TABLE]
+    rows = demo_rows(embedded_sql_catalog(), identifiers, outcomes)
+    print(f"{table_text(rows)}\n\n{summary_text(summary, events_to)}\n\n{next_steps(PLAIN_TABLES[0][0])}",
+          file=sys.stderr)
     return summary.exit_code
 

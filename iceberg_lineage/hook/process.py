@@ -66,8 +66,8 @@ def attach_process_run(env: Mapping[str, str]) -> OpenRun | None:
 
 
 def bootstrap(env: Mapping[str, str]) -> None:
-    """The child side of ``iceberg-lineage run``: join the parent's run, and observe every catalog loaded once the
-    program imports ``pyiceberg.catalog`` (not before: PyIceberg reads its configuration at that import)."""
+    """The child side of ``iceberg-lineage run``: join the parent's run, and observe every catalog constructed once
+    the program imports ``pyiceberg.catalog`` (not before: PyIceberg reads its configuration at that import)."""
     if attach_process_run(env) is not None:
         after_import("pyiceberg.catalog", observe_all)
 

@@ -1,7 +1,8 @@
 """Lineage straight from PyIceberg: an OpenLineage reporter for ``scan_reporters``' observer hooks.
 
 Three ways to attach (see the README, "Hook it into PyIceberg"): ``observe(catalog)`` in code; the catalog
-property ``metrics-reporter-impl: openlineage`` once ``scan_reporters.install()`` ran; ``iceberg-lineage run``.
+property ``metrics-reporter-impl: openlineage`` once ``scan_reporters.install()`` ran; ``iceberg-lineage run``, which
+observes every catalog the program constructs.
 
 Cost on the commit path: ``before_commit`` copies each new snapshot to tag it with its ownership
 (:mod:`iceberg_lineage.lineage.tags`: the run that reports it, so the scanner can rebuild that run);
@@ -30,6 +31,7 @@ from iceberg_lineage.lineage.pyiceberg import (
 )
 from iceberg_lineage.lineage.runs import Failure, new_run_id, now
 from iceberg_lineage.lineage.tags import Ownership
+from iceberg_lineage.read.catalogs import catalog_account
 from iceberg_lineage.redact import protect
 
 if TYPE_CHECKING:
@@ -128,6 +130,11 @@ class OpenLineageMetricsReporter:
     def initialize(self, properties: Mapping[str, str]) -> None:
         self.job_name = properties.get(JOB_NAME_OPTION) or self.job_name
 
+    def bind_catalog(self, catalog: Catalog) -> None:
+        """Called as the catalog is instrumented: a Glue catalog's account (its tables' ARN) is asked of STS now,
+        once, rather than on the commit path."""
+        catalog_account(catalog)
+
     def _submit(self, run: OpenRun | None, build: Callable[[Any, Settings], Sequence[RunEvent]], record: Any) -> None:
         """Queue a capture record with its builder, to the run's emitter inside a run, else to the client's."""
         ledger = self.settings.state_path if self.settings.hook_ledger else None
@@ -212,7 +219,8 @@ def observe(catalog: Catalog, client: Any = None, job_name: str | None = None) -
     """Instrument ``catalog`` (and tables already loaded from it) to emit OpenLineage events; returns it.
 
     ``client`` defaults to :func:`iceberg_lineage.delivery.client.make_client`; ``job_name`` replaces the per-table job
-    names of commits and scans outside a run. Reporters named by the catalog's ``metrics-reporter-impl`` keep
+    names of commits and scans outside a run. A Glue catalog's AWS account (its tables' ARN) is resolved here, once
+    (:meth:`OpenLineageMetricsReporter.bind_catalog`). Reporters named by the catalog's ``metrics-reporter-impl`` keep
     reporting; an ``openlineage`` one among them is replaced by this one, so nothing is emitted twice.
     """
     from scan_reporters.instrument import instrument
@@ -226,15 +234,8 @@ def observe(catalog: Catalog, client: Any = None, job_name: str | None = None) -
 
 
 def observe_all(client: Any = None) -> None:
-    """Observe every catalog ``pyiceberg.catalog.load_catalog`` returns from now on (``iceberg-lineage run``)."""
-    import pyiceberg.catalog as catalog_module
+    """Observe every catalog constructed from now on, however it is made (``load_catalog``, ``SqlCatalog(...)``,
+    ``GlueCatalog(...)``...): ``iceberg-lineage run``. See :func:`scan_reporters.install`."""
     from scan_reporters.instrument import install
 
-    install()
-    installed = catalog_module.load_catalog
-
-    def load_catalog(name: str | None = None, **properties: str | None) -> Catalog:
-        return observe(installed(name, **properties), client)
-
-    load_catalog.__wrapped__ = installed  # type: ignore[attr-defined]
-    catalog_module.load_catalog = load_catalog  # type: ignore[assignment]
+    install(lambda catalog: observe(catalog, client))

@@ -16,9 +16,12 @@ sql         catalog ``uri``, credentials stripped       ``{ns}.{table}``
 other       catalog ``uri``, else the warehouse         ``{ns}.{table}``
 =========== ========================================== ===================
 
-Decisions: Glue needs the account id (``glue.id``, ``glue.catalog-id`` or ``client.account-id``) and a region
-(``glue.region``, ``client.region``, ``AWS_REGION``, ``AWS_DEFAULT_REGION``); without either the symlink is left
-out rather than guessed (Spark asks STS; we never call the network to name a dataset). SQL catalogs have no
+Decisions: Glue needs the account id and a region. The account is configured (``glue.id``, ``glue.catalog-id`` or
+``client.account-id``) or, as Spark does, STS's answer for the catalog's credentials, asked once when the catalog is
+loaded (:func:`iceberg_lineage.read.catalogs.catalog_account`, handed in as ``LoadedTable.aws_account``): naming a
+dataset never calls the network. The region is configured (``glue.region``, ``client.region``), else the one the
+catalog's Glue client uses, else ``AWS_REGION``, ``AWS_DEFAULT_REGION``. Without either the symlink is left out
+rather than guessed (STS failed: the catalog's load said so). SQL catalogs have no
 naming rule upstream (OpenLineage issue #4677); the catalog's SQLAlchemy URI without credentials identifies the
 catalog database and stays stable across machines that share it. A bare metadata file has no catalog symlink.
 With ``naming.primary: table`` the catalog name becomes primary and the location a symlink of type ``LOCATION``
@@ -35,6 +38,7 @@ from openlineage.client.naming.dataset import AWSGlue, Hive
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.redact import strip_userinfo
+from iceberg_lineage.read.catalogs import GLUE_ACCOUNT_KEYS
 from iceberg_lineage.read.source import LoadedTable
 
 #: Property names that may hold secrets; they are never copied into events.
@@ -118,8 +122,10 @@ def catalog_identifier(table: LoadedTable, env: Mapping[str, str] | None = None)
     dotted = ".".join((*namespace, name))
     kind = table.catalog_type
     if kind == "glue":
-        region = _first(props, "glue.region", "client.region") or _first(env, "AWS_REGION", "AWS_DEFAULT_REGION")
-        account = _first(props, "glue.id", "glue.catalog-id", "client.account-id")
+        resolved = table.aws_account
+        region = (_first(props, "glue.region", "client.region") or (resolved.region if resolved else None)
+                  or _first(env, "AWS_REGION", "AWS_DEFAULT_REGION"))
+        account = _first(props, *GLUE_ACCOUNT_KEYS) or (resolved.id if resolved else None)
         if not region or not account or not namespace:
             return None
         glue = AWSGlue(region, account, ".".join(namespace), name)

@@ -1,14 +1,18 @@
 """Loading catalogs: PyIceberg's configured catalogs, the embedded default one, and one loaded catalog per process.
 
 A scan names catalogs by :class:`CatalogSpec` (name + properties), which pickles: a worker process or a Dask worker
-loads the catalog itself, once, from the spec.
+loads the catalog itself, once, from the spec. A Glue catalog's AWS account, which names its tables' ARNs, is resolved
+when the catalog is loaded (:func:`catalog_account`), never while a commit or an event is made.
 """
 from __future__ import annotations
 
+import logging
+import sys
 import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 from iceberg_lineage.errors import CatalogError, ConfigError
 from iceberg_lineage.redact import scrub
@@ -70,13 +74,96 @@ def _load(spec: CatalogSpec) -> Any:
 
     protect(dict(spec.properties))  # before PyIceberg (or our errors) can show any of them
     try:
-        return load_catalog(spec.name, **_coerced(spec.properties))
+        catalog = load_catalog(spec.name, **_coerced(spec.properties))
     except Exception as exc:  # noqa: BLE001 - any misconfiguration is a catalog error
         raise CatalogError(f"cannot load catalog {spec.name!r}: {one_line(exc)}") from None
+    catalog_account(catalog)  # now, once: naming its tables later reads the answer
+    return catalog
 
 
 #: This process's loaded catalogs.
 LOADED_CATALOGS = CatalogCache()
+
+
+LOG = logging.getLogger(__name__)
+#: Catalog properties that name a Glue catalog's AWS account; with none of them, STS is asked.
+GLUE_ACCOUNT_KEYS = ("glue.id", "glue.catalog-id", "client.account-id")
+#: Catalog property: where STS is asked (default: the catalog's ``glue.endpoint``, else AWS's regional endpoint).
+STS_ENDPOINT = "sts.endpoint"
+#: Seconds STS may take to connect, and to answer (one attempt): the most a Glue catalog's load waits for it, twice.
+STS_TIMEOUT_S = 5
+
+
+class AwsAccount(NamedTuple):
+    """A Glue catalog's AWS account and the region its Glue client uses: what its tables' ARN is made of."""
+
+    id: str
+    region: str | None
+
+
+class AccountCache:
+    """Each Glue catalog's account, resolved once per catalog object: on a failure STS is not asked again, and the
+    warning is given once."""
+
+    def __init__(self) -> None:
+        self._accounts: weakref.WeakKeyDictionary[Any, AwsAccount | None] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def get(self, catalog: Any) -> AwsAccount | None:
+        glue = sys.modules.get("pyiceberg.catalog.glue")  # not imported: no catalog can be a GlueCatalog
+        if glue is None or not isinstance(catalog, glue.GlueCatalog):
+            return None
+        with self._lock:
+            if catalog not in self._accounts:
+                self._accounts[catalog] = _resolve_account(catalog)
+            return self._accounts[catalog]
+
+
+def _resolve_account(catalog: Any) -> AwsAccount | None:
+    region = catalog.glue.meta.region_name
+    configured = next((catalog.properties[k] for k in GLUE_ACCOUNT_KEYS if catalog.properties.get(k)), None)
+    if configured:
+        return AwsAccount(str(configured), region)
+    try:
+        return AwsAccount(_caller_account(catalog), region)
+    except Exception as exc:  # noqa: BLE001 - no ARN rather than a guess, and the catalog still loads
+        LOG.warning("catalog %s: cannot resolve its AWS account with STS GetCallerIdentity (%s): its Glue tables "
+                    "get no ARN symlink; set glue.id to name it", catalog.name, one_line(exc))
+        return None
+
+
+def _caller_account(catalog: Any) -> str:
+    """STS ``GetCallerIdentity`` with the credentials, region and endpoint of the catalog, read from the properties
+    PyIceberg builds its Glue client from (as OpenLineage Spark asks STS for the account it names ARNs with)."""
+    import boto3
+    from botocore.config import Config
+    from pyiceberg.catalog import BOTOCORE_SESSION
+    from pyiceberg.catalog import glue as g
+    from pyiceberg.utils.properties import get_first_property_value as first
+
+    props = catalog.properties
+    session = boto3.Session(
+        profile_name=first(props, g.GLUE_PROFILE_NAME, g.AWS_PROFILE_NAME),
+        region_name=catalog.glue.meta.region_name,
+        botocore_session=props.get(BOTOCORE_SESSION),
+        aws_access_key_id=first(props, g.GLUE_ACCESS_KEY_ID, g.AWS_ACCESS_KEY_ID),
+        aws_secret_access_key=first(props, g.GLUE_SECRET_ACCESS_KEY, g.AWS_SECRET_ACCESS_KEY),
+        aws_session_token=first(props, g.GLUE_SESSION_TOKEN, g.AWS_SESSION_TOKEN),
+    )
+    config = Config(connect_timeout=STS_TIMEOUT_S, read_timeout=STS_TIMEOUT_S, retries={"total_max_attempts": 1})
+    sts = session.client("sts", endpoint_url=props.get(STS_ENDPOINT) or props.get(g.GLUE_CATALOG_ENDPOINT),
+                         config=config)
+    return str(sts.get_caller_identity()["Account"])
+
+
+#: This process's resolved Glue accounts.
+ACCOUNTS = AccountCache()
+
+
+def catalog_account(catalog: Any) -> AwsAccount | None:
+    """The AWS account of a Glue catalog (``None`` for other catalogs, or when it cannot be known): the configured
+    one (:data:`GLUE_ACCOUNT_KEYS`), else STS's answer, asked once per catalog, on the first call (at load)."""
+    return ACCOUNTS.get(catalog)
 
 
 def _coerced(properties: Any) -> dict[str, Any]:
@@ -91,7 +178,8 @@ def _coerced(properties: Any) -> dict[str, Any]:
 def configured_catalogs(names: Sequence[str] = ()) -> tuple[CatalogSpec, ...]:
     """Catalogs from PyIceberg's configuration (``.pyiceberg.yaml``, ``PYICEBERG_CATALOG__*``), all or ``names``.
 
-    With no catalog configured at all, the embedded default: SQLite in ``./warehouse/catalog.db``.
+    With no catalog configured at all, the embedded default: SQLite in ``./warehouse/catalog.db``; so is
+    ``default`` when no catalog of that name is configured.
     """
     config = pyiceberg_config()
     known = config.get_known_catalogs()
@@ -101,10 +189,11 @@ def configured_catalogs(names: Sequence[str] = ()) -> tuple[CatalogSpec, ...]:
             raise ConfigError(f"no PyIceberg catalog named {', '.join(unknown)} (none is configured)")
         return (embedded_catalog(),)
     wanted = list(dict.fromkeys(n.lower() for n in names)) or known
-    missing = [n for n in wanted if n not in known]
+    missing = [n for n in wanted if n not in known and n != DEFAULT_CATALOG]
     if missing:
         raise ConfigError(f"no PyIceberg catalog named {', '.join(missing)}; configured: {', '.join(sorted(known))}")
-    return tuple(CatalogSpec.of(n, _flat(config.get_catalog_config(n) or {})) for n in wanted)
+    return tuple(CatalogSpec.of(n, _flat(config.get_catalog_config(n) or {})) if n in known else embedded_catalog()
+                 for n in wanted)
 
 
 def pyiceberg_config() -> Any:
@@ -122,13 +211,31 @@ def pyiceberg_config() -> Any:
         raise ConfigError(f"the PyIceberg configuration is not valid YAML: {' '.join(str(exc).split())}") from None
 
 
+def catalog_config(name: str) -> Mapping[str, Any]:
+    """The configuration of the catalog ``name``. ``default``, when no catalog of that name is configured, is the
+    embedded default catalog, as a scan finds it; reading a table creates nothing, so it must exist already."""
+    config = pyiceberg_config().get_catalog_config(name)
+    if config is not None or name.lower() != DEFAULT_CATALOG:
+        return config or {}
+    database = WAREHOUSE.resolve() / "catalog.db"
+    if not database.is_file():
+        raise ConfigError(f"no catalog named {DEFAULT_CATALOG!r} is configured, and there is no embedded default "
+                          f"catalog at {database} (`make run` creates one)")
+    return {"type": "sql", **embedded_properties()}
+
+
+def embedded_properties(root: Path = WAREHOUSE) -> dict[str, str]:
+    """The embedded default catalog's properties: SQLite in ``./warehouse/catalog.db``, warehouse ``./warehouse``."""
+    root = root.resolve()
+    return {"uri": f"sqlite:///{root}/catalog.db", "warehouse": f"file://{root}"}
+
+
 def embedded_sql_catalog(root: Path = WAREHOUSE) -> Any:
-    """The embedded default catalog: SQLite in ``./warehouse/catalog.db``, warehouse ``./warehouse``."""
+    """The embedded default catalog (:func:`embedded_properties`), its warehouse created if need be."""
     from pyiceberg.catalog.sql import SqlCatalog
 
     root.mkdir(parents=True, exist_ok=True)
-    root = root.resolve()
-    return SqlCatalog(DEFAULT_CATALOG, uri=f"sqlite:///{root}/catalog.db", warehouse=f"file://{root}")
+    return SqlCatalog(DEFAULT_CATALOG, **embedded_properties(root))
 
 
 def embedded_catalog() -> CatalogSpec:

@@ -64,15 +64,37 @@ def hadoop_client_problem() -> str | None:
     return None
 
 
-def local_path(uri: str) -> str | None:
-    """The filesystem path of a local URI (``file:``, or no scheme), else ``None``."""
+def _strip_file_scheme(uri: str) -> str | None:
+    """The path of a ``file:`` URI (``file://localhost/x``, ``file:///x`` and ``file:/x`` are ``/x``), else None."""
+    if uri.startswith("file://localhost/"):
+        return uri[len("file://localhost") :]
     if uri.startswith("file://"):
         return uri[len("file://") :]
     if uri.startswith("file:"):
         return uri[len("file:") :]
+    return None
+
+
+def local_path(uri: str) -> str | None:
+    """The filesystem path of a local URI (``file:``, or no scheme), else ``None``."""
+    stripped = _strip_file_scheme(uri)
+    if stripped is not None:
+        return stripped
     if "://" not in uri:
         return os.path.abspath(uri)
     return None
+
+
+def path_key(uri: str) -> str:
+    """A path as relocation compares it: one spelling per local path (``file:/x``, ``file:///x``,
+    ``file://localhost/x`` and ``/x`` are ``/x``; ``./x`` is ``x``), without trailing slashes, so that
+    ``key == prefix or key.startswith(prefix + "/")`` matches whole path segments. Relative paths stay relative:
+    they are relative to wherever the writer ran, not to here."""
+    stripped = _strip_file_scheme(uri)
+    key = stripped if stripped is not None else uri
+    while key.startswith("./"):
+        key = key[2:]
+    return key.rstrip("/")
 
 
 def read_bounded(stream: Any, limit: int, chunk: int = 1 << 20) -> bytes:

@@ -3,6 +3,7 @@ directory, or a catalog name and identifier) into raw table metadata plus a File
 from __future__ import annotations
 
 import errno
+import functools
 import gzip
 import io
 import json
@@ -13,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Mapping
 
 from iceberg_lineage.errors import CatalogError, ConfigError, MetadataError
-from iceberg_lineage.read.catalogs import one_line, pyiceberg_config
-from iceberg_lineage.read.files import check_scheme, local_path, open_regular, read_bounded
+from iceberg_lineage.read.catalogs import AwsAccount, catalog_account, catalog_config, one_line
+from iceberg_lineage.read.files import check_scheme, local_path, open_regular, path_key, read_bounded
 from iceberg_lineage.read.metadata import MetadataFile
 from iceberg_lineage.read.metadata_json import parse_metadata
 
@@ -30,13 +31,16 @@ class RelocatingIO:
     """A FileIO view that maps path prefixes, so tables copied away from where they were written stay readable.
 
     Paths inside Iceberg metadata are absolute and name the machine that wrote them; ``relocate`` maps an old
-    prefix (``hdfs://nn:8020/warehouse/t``) to where the files are now (``/data/copy/t``). Relative paths are
-    resolved against ``base`` (the directory that holds ``metadata/``).
+    prefix (``hdfs://nn:8020/warehouse/t``) to where the files are now (``/data/copy/t``). Prefixes and paths are
+    compared by :func:`~iceberg_lineage.read.files.path_key`, whole segments only: Spark declares its location as
+    ``file:///w/t`` but records every path inside as ``file:/w/t/...``. Relative paths are resolved against
+    ``base`` (the directory that holds ``metadata/``).
     """
 
     def __init__(self, io: Any, relocate: Mapping[str, str] | None = None, base: str | None = None) -> None:
         self._io = io
-        self._relocate = sorted((relocate or {}).items(), key=lambda kv: -len(kv[0]))
+        keyed = ((path_key(old), new) for old, new in (relocate or {}).items())
+        self._relocate = sorted(keyed, key=lambda kv: -len(kv[0]))
         self._base = base
 
     @property
@@ -44,9 +48,10 @@ class RelocatingIO:
         return getattr(self._io, "properties", {})
 
     def resolve(self, path: str) -> str:
+        key = path_key(path)
         for old, new in self._relocate:
-            if path == old or path.startswith(old.rstrip("/") + "/"):
-                return new.rstrip("/") + path[len(old.rstrip("/")) :]
+            if key == old or key.startswith(old + "/"):
+                return (new.rstrip("/") + key[len(old) :]) or new
         if self._base and "://" not in path and not path.startswith("/"):
             return posixpath.join(self._base, path)
         return path
@@ -90,6 +95,8 @@ class LoadedTable:
     catalog_properties: Mapping[str, str] = field(default_factory=dict)
     identifier: tuple[str, ...] | None = None
     table: Any = field(default=None, compare=False, repr=False)
+    #: A Glue catalog's account, resolved when the catalog was loaded (its tables' ARN symlink is made of it).
+    aws_account: AwsAccount | None = None
 
     @property
     def display_name(self) -> str:
@@ -98,10 +105,26 @@ class LoadedTable:
         return self.name or self.metadata.location
 
 
-def _file_io(location: str, properties: Mapping[str, str] | None = None) -> Any:
-    from pyiceberg.io import load_file_io
+class _LazyFileIO:
+    """PyIceberg's FileIO for a location, loaded when a remote file is first read: local files are read without it,
+    and importing it (``pyiceberg.io.pyarrow`` and pyarrow, ~0.5 s) was most of a command's start-up."""
 
-    return load_file_io(dict(properties or {}), location)
+    def __init__(self, location: str, properties: Mapping[str, str] | None) -> None:
+        self.location = location
+        self.properties = dict(properties or {})
+
+    @functools.cached_property
+    def _io(self) -> Any:
+        from pyiceberg.io import load_file_io
+
+        return load_file_io(self.properties, self.location)
+
+    def new_input(self, path: str) -> Any:
+        return self._io.new_input(path)
+
+
+def _file_io(location: str, properties: Mapping[str, str] | None = None) -> Any:
+    return _LazyFileIO(location, properties)
 
 
 def _decode_metadata(data: bytes, path: str) -> Any:
@@ -149,16 +172,18 @@ def find_current_metadata(location: str, properties: Mapping[str, str] | None = 
     if posixpath.basename(meta_dir) != "metadata":
         meta_dir = meta_dir + "/metadata"
     io = _file_io(meta_dir, properties)
+    local = local_path(meta_dir)
     for hint_name in ("version-hint.text", "version-hint.txt"):
         hint_path = f"{meta_dir}/{hint_name}"
         try:
-            with io.new_input(hint_path).open() as stream:
+            with open_regular(f"{local}/{hint_name}") if local is not None else io.new_input(hint_path).open() as stream:
                 hint = stream.read(64).decode("utf-8", "replace").strip()
         except (FileNotFoundError, OSError):
             continue
         if hint.isdigit():
             for candidate in (f"v{hint}.metadata.json", f"v{hint}.gz.metadata.json", f"v{hint}.metadata.json.gz"):
-                if io.new_input(f"{meta_dir}/{candidate}").exists():
+                if (os.path.isfile(f"{local}/{candidate}") if local is not None
+                        else io.new_input(f"{meta_dir}/{candidate}").exists()):
                     return f"{meta_dir}/{candidate}"
     names = _list_dir(meta_dir, properties)
     versions = [(v, n) for n in names if (v := _metadata_version(n)) is not None]
@@ -230,8 +255,6 @@ def load_metadata_path(
     if isinstance(raw_location, str) and raw_location != metadata.location:
         # a relative location: files inside name paths relative to where the writer ran
         reloc.setdefault(raw_location, metadata.location)
-        stripped = raw_location[2:] if raw_location.startswith("./") else raw_location
-        reloc.setdefault(stripped, metadata.location)
     return LoadedTable(
         metadata=metadata,
         io=RelocatingIO(io, reloc, base=posixpath.dirname(metadata.location) if base else None),
@@ -280,6 +303,7 @@ def load_table_object(table: Any, *, relocate: Mapping[str, str] | None = None, 
         catalog_properties=dict(getattr(catalog, "properties", {}) or {}),
         identifier=identifier,
         table=table,
+        aws_account=catalog_account(catalog),
     )
 
 
@@ -293,7 +317,7 @@ def load_from_catalog(
         if isinstance(catalog_name, str):
             from iceberg_lineage.redact import protect
 
-            config = pyiceberg_config().get_catalog_config(catalog_name) or {}
+            config = dict(catalog_config(catalog_name))
             protect(config)  # before PyIceberg logs any of it
             from pyiceberg.catalog import load_catalog
 

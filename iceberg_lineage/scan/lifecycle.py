@@ -9,7 +9,7 @@ from typing import Literal
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.errors import CatalogError, IcebergLineageError, MetadataError
-from iceberg_lineage.read.catalogs import CatalogSpec
+from iceberg_lineage.read.catalogs import CatalogSpec, catalog_account
 from iceberg_lineage.read.metadata_json import parse_metadata
 from iceberg_lineage.read.source import LoadedTable, RelocatingIO, catalog_type_of, load_metadata_path, open_table
 from iceberg_lineage.state.store import StateStore, TrackedTable
@@ -65,10 +65,11 @@ def _tombstone(spec: CatalogSpec, entry: TrackedTable) -> LoadedTable:
                "schemas": [{"schema-id": 0, "type": "struct", "fields": []}], "current-schema-id": 0}
         loaded = LoadedTable(parse_metadata(raw, entry.metadata_location), RelocatingIO(None))
     try:
-        catalog_type = catalog_type_of(spec.load())
+        catalog = spec.load()
+        catalog_type, account = catalog_type_of(catalog), catalog_account(catalog)
     except CatalogError:
-        catalog_type = dict(spec.properties).get("type", "static")
+        catalog_type, account = dict(spec.properties).get("type", "static"), None
     return dataclasses.replace(
         loaded, name=entry.identifier[-1], catalog_name=spec.name, catalog_type=catalog_type,
-        catalog_properties=dict(spec.properties), identifier=entry.identifier,
+        catalog_properties=dict(spec.properties), identifier=entry.identifier, aws_account=account,
     )

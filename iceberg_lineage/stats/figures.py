@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from iceberg_lineage.config import ColumnSelection
 from iceberg_lineage.read.bounds import TRUNCATABLE
 from iceberg_lineage.read.manifests import DATA, DELETES, ManifestFile
-from iceberg_lineage.read.metadata import MetadataFile, Snapshot
+from iceberg_lineage.read.metadata import Field, MetadataFile, Snapshot
 from iceberg_lineage.read.metadata_json import LONG_MAX, shown
+from iceberg_lineage.read.modes import ModeHistory
 from iceberg_lineage.stats.model import ColumnStats, FileSizeStats
 from iceberg_lineage.stats.partials import (
-    ALL_NULL, HI, HI_N, LO, LO_N, N_N, N_SUM, NAN_N, NAN_SUM, V_N, V_SUM, C_DATA_BYTES, C_DATA_FILES, C_DELETE_BYTES,
+    ALL_NULL, HI, HI_N, LO, LO_N, MAX_LO, N_N, N_SUM, NAN_N, NAN_SUM, V_N, V_SUM, C_DATA_BYTES, C_DATA_FILES, C_DELETE_BYTES,
     C_DELETE_FILES, C_RECORDS, Partial, path_hash,
 )
 
@@ -174,7 +175,27 @@ def from_entries(fig: Figures, p: Partial, parts: list[Partial], snapshot_id: in
             fig.offer("live_records", records - p.dv_rows, e)
 
 
-def column_stats(md: MetadataFile, snapshot: Snapshot, p: Partial, columns: ColumnSelection) -> tuple[dict, tuple[str, ...]]:
+def truncation(f: Field, name: str, lo: Any, hi: Any, max_lo: Any, p: Partial, modes: ModeHistory) -> tuple[bool, bool]:
+    """Whether the aggregate lower and upper bound may be truncated: true unless the metadata rules it out (see the
+    README's truncation rule).
+
+    A truncated lower bound is exactly N long; a truncated upper bound is at most N long (Iceberg Java drops a
+    character that cannot be incremented), but an upper bound equal to the greatest lower bound is a value. N is any
+    length the modes of the snapshots that added the files allowed; ``fixed(L)`` bounds are cut only below L."""
+    hi_known = hi is not None and hi != max_lo
+    if f.type.startswith("fixed"):
+        size = int(f.type[6:-1]) if f.type[6:-1].isdigit() else None
+        return (lo is not None and (size is None or len(lo) < size)), (hi_known and (size is None or len(hi) < size))
+    if f.type not in TRUNCATABLE or not (lo or hi_known):  # an empty lower bound is never cut
+        return False, False
+    lengths = modes.union(p.file_snapshots, f.id, name)
+    if lengths is None:
+        return bool(lo), hi_known
+    return (bool(lo) and len(lo) in lengths), (hi_known and any(len(hi) <= n for n in lengths))
+
+
+def column_stats(md: MetadataFile, snapshot: Snapshot, p: Partial, columns: ColumnSelection,
+                 modes: ModeHistory) -> tuple[dict, tuple[str, ...]]:
     schema = md.schema_for(snapshot)
     ndv = md.ndv_by_field(snapshot.snapshot_id)
     names = [(name, f) for name, f in schema.columns() if f.is_primitive]
@@ -199,19 +220,20 @@ def column_stats(md: MetadataFile, snapshot: Snapshot, p: Partial, columns: Colu
                 lo = col[LO]
             if col[HI_N] + col[ALL_NULL] >= n:
                 hi = col[HI]
-        mode = md.metrics_mode(name)
+        lower_cut, upper_cut = truncation(f, name, lo, hi, col[MAX_LO] if col else None, p, modes)
         out[name] = ColumnStats(
             field_id=f.id,
             name=name,
             type=f.type,
             value_count=complete(V_SUM, V_N),
             null_count=complete(N_SUM, N_N),
-            # only floating-point columns can hold NaN; for every other type zero is a fact
-            nan_count=complete(NAN_SUM, NAN_N) if f.type in ("float", "double") else 0,
+            # Iceberg counts NaN in float and double columns only; elsewhere there is no such figure
+            nan_count=complete(NAN_SUM, NAN_N) if f.type in ("float", "double") else None,
             min=lo,
             max=hi,
             distinct_count=ndv.get(f.id),
-            bounds_truncated=f.type in TRUNCATABLE and mode.startswith("truncate") and (lo is not None or hi is not None),
+            lower_truncated=lower_cut,
+            upper_truncated=upper_cut,
             has_metrics=bool(col and (col[V_N] or col[N_N] or col[NAN_N] or col[LO_N] or col[HI_N])),
         )
     return out, tuple(omitted)

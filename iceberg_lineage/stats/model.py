@@ -33,7 +33,8 @@ def depth_at_least(depth: Depth, wanted: Depth) -> bool:
 
 @dataclass(frozen=True)
 class ColumnStats(JsonModel):
-    """Aggregated metrics of one column over the live data files of a snapshot."""
+    """Aggregated metrics of one column over the live data files of a snapshot. ``nan_count`` is ``None`` for types
+    other than float and double: Iceberg counts NaN in those only."""
 
     field_id: int
     name: str = not_json()  # it keys the ``columns`` mapping
@@ -44,8 +45,15 @@ class ColumnStats(JsonModel):
     min: Any = json_field(default=None, convert=bound_to_json)
     max: Any = json_field(default=None, convert=bound_to_json)
     distinct_count: int | None = None
-    bounds_truncated: bool = json_field(default=False, omit_empty=(CAMEL,))
+    #: Whether ``min`` / ``max`` may be truncated: true unless the metadata rules it out (README, "Truncated bounds").
+    lower_truncated: bool = json_field(default=False, omit_empty=(CAMEL,))
+    upper_truncated: bool = json_field(default=False, omit_empty=(CAMEL,))
+    #: Either bound may be truncated (the flag before there was one per bound).
+    bounds_truncated: bool = json_field(init=False, omit_empty=(CAMEL,))
     has_metrics: bool = json_field(default=False, forms=(SNAKE,))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bounds_truncated", self.lower_truncated or self.upper_truncated)
 
     @property
     def is_numeric(self) -> bool:

@@ -10,12 +10,13 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from iceberg_lineage.read.bounds import BoundDecodeError, Decoder, decoder_for, sort_key, valid_lengths
+from iceberg_lineage.read.bounds import TRUNCATABLE, BoundDecodeError, Decoder, decoder_for, sort_key, valid_lengths
 from iceberg_lineage.errors import ManifestError
 from iceberg_lineage.read.manifests import ADDED, DATA, DELETED, EQUALITY_DELETES, EXISTING, POSITION_DELETES
 
-# Column accumulator slots (a list, because this is the per-entry hot path).
-V_SUM, V_N, N_SUM, N_N, NAN_SUM, NAN_N, LO, HI, LO_N, HI_N, ALL_NULL = range(11)
+# Column accumulator slots (a list, because this is the per-entry hot path). ``MAX_LO`` is the greatest lower
+# bound, kept for types Iceberg may truncate: an upper bound equal to it is a value, so it is exact.
+V_SUM, V_N, N_SUM, N_N, NAN_SUM, NAN_N, LO, HI, LO_N, HI_N, ALL_NULL, MAX_LO = range(12)
 
 # Change accumulator slots, per snapshot id.
 C_DATA_FILES, C_RECORDS, C_DATA_BYTES, C_DELETE_FILES, C_DELETE_BYTES = range(5)
@@ -42,10 +43,19 @@ class PartialContext:
         """Tracked field ids and their bound decoders (``None``: counts only, or a type without bounds)."""
         return _decoders(self.bound_types)
 
+    def truncatable(self) -> frozenset[int]:
+        """Field ids with bounds Iceberg may truncate (string, binary, fixed)."""
+        return _truncatable(self.bound_types)
+
 
 @functools.lru_cache(maxsize=64)
 def _decoders(bound_types: tuple[tuple[int, str | None], ...]) -> dict[int, Decoder | None]:
     return {fid: decoder_for(t) if t else None for fid, t in bound_types}
+
+
+@functools.lru_cache(maxsize=64)
+def _truncatable(bound_types: tuple[tuple[int, str | None], ...]) -> frozenset[int]:
+    return frozenset(fid for fid, t in bound_types if t and (t in TRUNCATABLE or t.startswith("fixed")))
 
 
 @dataclass
@@ -75,6 +85,8 @@ class Partial:
     removed: dict[int, list] = field(default_factory=dict)
     dv_refs: dict[str, int] = field(default_factory=dict)
     live_path_hashes: set[bytes] | None = None
+    #: The snapshots that added the live data files with bounds: the metrics modes that applied are theirs.
+    file_snapshots: set = field(default_factory=set)
     entries: int = 0
 
     # -- reduce ---------------------------------------------------------------------------------------------------
@@ -105,6 +117,7 @@ class Partial:
                 _merge_column(mine, col)
         for path, rows in other.dv_refs.items():
             self.dv_refs[path] = self.dv_refs.get(path, 0) + rows
+        self.file_snapshots |= other.file_snapshots
         return self
 
     def copy(self) -> "Partial":
@@ -129,6 +142,8 @@ def _merge_column(mine: list, col: list) -> None:
         mine[LO] = col[LO]
     if col[HI] is not None and (mine[HI] is None or col[HI] > mine[HI]):
         mine[HI] = col[HI]
+    if col[MAX_LO] is not None and (mine[MAX_LO] is None or col[MAX_LO] > mine[MAX_LO]):
+        mine[MAX_LO] = col[MAX_LO]
 
 
 def merge_all(partials: Iterable[Partial], base: Partial | None = None) -> Partial:
@@ -145,7 +160,7 @@ def path_hash(path: str) -> bytes:
 
 
 def _new_column() -> list:
-    return [0, 0, 0, 0, 0, 0, None, None, 0, 0, 0]
+    return [0, 0, 0, 0, 0, 0, None, None, 0, 0, 0, None]
 
 
 #: Flush buffered bounds every this many entries: C-level ``min``/``max`` over a batch instead of a Python
@@ -162,7 +177,9 @@ def summarize_entries(entries: Iterator[dict], spec_id: int, ctx: PartialContext
     bounded = {fid: decoder for fid, decoder in decoders.items() if decoder is not None}
     lows: dict[int, list] = {fid: [] for fid in bounded}
     highs: dict[int, list] = {fid: [] for fid in bounded}
-    best: dict[int, list] = {fid: [None, None] for fid in bounded}  # raw winning lower / upper bound
+    best: dict[int, list] = {fid: [None, None, None] for fid in bounded}  # raw winning lower / upper / greatest lower
+    truncatable = ctx.truncatable()
+    file_snapshots = p.file_snapshots
     histogram = p.histogram
     threshold = ctx.small_file_threshold
     parts: set = p.partitions.setdefault(spec_id, set())
@@ -211,9 +228,10 @@ def summarize_entries(entries: Iterator[dict], spec_id: int, ctx: PartialContext
                                 buf.append(kv["value"])
                         if len(lower) < len(value_counts):
                             _count_all_null(df, value_counts, counted)
+                        file_snapshots.add(entry.get("snapshot_id"))
                         pending += 1
                         if pending == BOUND_BATCH:
-                            _flush_bounds(lows, highs, best, counted, bounded, path)
+                            _flush_bounds(lows, highs, best, counted, bounded, truncatable, path)
                             pending = 0
         else:
             if content == POSITION_DELETES and str(df.get("file_format", "")).upper() == "PUFFIN":
@@ -253,11 +271,12 @@ def summarize_entries(entries: Iterator[dict], spec_id: int, ctx: PartialContext
                 change[C_DELETE_FILES] += 1
                 change[C_DELETE_BYTES] += size
     if pending:
-        _flush_bounds(lows, highs, best, counted, bounded, path)
-    for fid, (lo_raw, hi_raw) in best.items():
+        _flush_bounds(lows, highs, best, counted, bounded, truncatable, path)
+    for fid, (lo_raw, hi_raw, max_lo_raw) in best.items():
         col = counted[fid]
         col[LO] = _decode(bounded[fid], lo_raw, fid, path)
         col[HI] = _decode(bounded[fid], hi_raw, fid, path)
+        col[MAX_LO] = _decode(bounded[fid], max_lo_raw, fid, path)
     p.entries = n_entries
     p.partition_files[spec_id] = p.data_files
     if not parts:
@@ -296,8 +315,11 @@ def _count_all_null(df: dict, value_counts, counted: dict[int, list]) -> None:
             col[ALL_NULL] += 1
 
 
-def _flush_bounds(lows: dict, highs: dict, best: dict, counted: dict, bounded: dict, path: str) -> None:
-    """Reduce buffered raw bounds to the running winners with C-level min/max over order-preserving keys."""
+def _flush_bounds(
+    lows: dict, highs: dict, best: dict, counted: dict, bounded: dict, truncatable: frozenset[int], path: str
+) -> None:
+    """Reduce buffered raw bounds to the running winners with C-level min/max over order-preserving keys (and the
+    greatest lower bound of truncatable types: their raw bytes sort like their values, no key needed)."""
     for fid, decoder in bounded.items():
         key = sort_key(decoder)
         lengths = valid_lengths(decoder)
@@ -317,6 +339,9 @@ def _flush_bounds(lows: dict, highs: dict, best: dict, counted: dict, bounded: d
             except (BoundDecodeError, ValueError, OverflowError, TypeError) as exc:
                 raise ManifestError(f"bad bound for field id {fid}: {exc}", file=path) from None
             winners[i] = candidate
+            if i == 0 and fid in truncatable:
+                top = max(buf)
+                winners[2] = top if winners[2] is None else max(winners[2], top)
             counted[fid][LO_N + i] += len(buf)
             buf.clear()
 

@@ -45,11 +45,12 @@ def figure_rows(stats: Any) -> list[tuple[str, str, str]]:
 
 
 def column_row(name: str, column: Any) -> tuple[str, ...]:
-    """The cells of one ColumnStats under :data:`COLUMN_HEADINGS`; ``…`` marks truncated bounds."""
+    """The cells of one ColumnStats under :data:`COLUMN_HEADINGS`; ``…`` marks a bound that may be truncated."""
     nulls = None
     if column.null_count is not None and column.value_count:
         nulls = f"{100 * column.null_count / column.value_count:.1f}"
-    cut = "…" if column.bounds_truncated else ""
+    low_cut = "…" if column.lower_truncated else ""
+    high_cut = "…" if column.upper_truncated else ""
     return (name, column.type, format_value(column.value_count), format_value(column.null_count),
-            format_value(nulls), format_value(column.nan_count), format_value(column.min) + cut,
-            format_value(column.max) + cut, format_value(column.distinct_count))
+            format_value(nulls), format_value(column.nan_count), format_value(column.min) + low_cut,
+            format_value(column.max) + high_cut, format_value(column.distinct_count))

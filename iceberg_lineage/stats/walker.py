@@ -15,6 +15,7 @@ from iceberg_lineage.errors import IcebergLineageError, ManifestError, ManifestN
 from iceberg_lineage.read.bounds import decoder_for
 from iceberg_lineage.read.manifests import ManifestFile
 from iceberg_lineage.read.metadata import MetadataFile, Snapshot
+from iceberg_lineage.read.modes import ModeHistory, mode_history
 from iceberg_lineage.read.source import LoadedTable, open_table
 from iceberg_lineage.stats.cache import ManifestCache, fetch_partials
 from iceberg_lineage.stats.figures import (
@@ -77,6 +78,7 @@ def _snapshot_stats(
     ctx: PartialContext,
     cache: ManifestCache,
     executor: Executor | None,
+    modes: ModeHistory,
 ) -> SnapshotStats:
     md = table.metadata
     fig = Figures()
@@ -112,7 +114,7 @@ def _snapshot_stats(
             available = False
             error = exc.one_line()
     if partial is not None:
-        col_stats, omitted = column_stats(md, snapshot, partial, columns)
+        col_stats, omitted = column_stats(md, snapshot, partial, columns, modes)
         partitions = tuple(
             PartitionCount(spec, len(partial.partitions.get(spec, ())), partial.partition_files.get(spec, 0))
             for spec in sorted(set(partial.partitions) | {s for s, n in partial.partition_files.items() if n})
@@ -186,7 +188,7 @@ def snapshot_stats(
         raise IcebergLineageError(f"no snapshot {sid}", table=table.display_name, file=md.metadata_location)
     return _snapshot_stats(
         table, snapshot, md.refs_by_snapshot(), depth, columns, partial_context(md, columns),
-        cache or ManifestCache(), _executor_or_default(executor, table),
+        cache or ManifestCache(), _executor_or_default(executor, table), mode_history(table),
     )
 
 
@@ -216,7 +218,8 @@ def table_history(
     pool = _executor_or_default(executor, table)
     if depth == "entries":
         _prefetch(table, snapshots, ctx, cache, pool)
-    out = tuple(_snapshot_stats(table, s, refs, depth, columns, ctx, cache, pool) for s in snapshots)
+    modes = mode_history(table)  # old metadata files are read only if a bound's flag needs them, once per walk
+    out = tuple(_snapshot_stats(table, s, refs, depth, columns, ctx, cache, pool, modes) for s in snapshots)
     return TableHistory(table_info(table), out, cache.manifest_reads, cache.manifest_list_reads)
 
 

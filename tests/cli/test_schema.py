@@ -18,6 +18,9 @@ def test_schema_prints_the_statistics_facet_schema():
     proc = run("schema", "icebergTableStatistics")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == statistics_schema()
+    from iceberg_lineage.lineage.facets.statistics import SCHEMA_ID
+
+    assert json.loads(proc.stdout)["$id"] == SCHEMA_ID  # what every event's _schemaURL names
     assert "IcebergTableStatisticsDatasetFacet" in json.dumps(json.loads(proc.stdout)["$defs"])
 
 

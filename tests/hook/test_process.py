@@ -184,3 +184,29 @@ def test_catalog_configured_by_the_script_itself(lake, collector, tmp_path):
     final = valid(collector.bodies)[-1]
     assert final["eventType"] == "COMPLETE" and final["job"]["name"] == "env_etl"
     assert [table_of(d) for d in inputs(final)] == ["db.a"] and [table_of(d) for d in outputs(final)] == ["db.b"]
+
+
+DIRECT = """
+import os
+from pyiceberg.catalog.sql import SqlCatalog
+
+catalog = SqlCatalog("lake", uri=os.environ["LAKE_URI"], warehouse=os.environ["LAKE_WAREHOUSE"])
+a, b = catalog.load_table("db.a"), catalog.load_table("db.b")
+b.append(a.scan(snapshot_id=a.metadata.snapshots[0].snapshot_id).to_arrow())
+"""
+
+
+def test_directly_built_catalog_is_seen(lake, collector, tmp_path):
+    """PyIceberg's getting-started guide builds ``SqlCatalog(...)`` itself: no ``load_catalog`` to hook into."""
+    catalog, env = lake
+    (tmp_path / "direct.py").write_text(DIRECT)
+    done = run_cli("--", sys.executable, "direct.py", env={**env, "OPENLINEAGE_URL": collector.url}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    events = valid(collector.bodies)
+    assert [e["eventType"] for e in events] == ["START", "RUNNING", "RUNNING", "COMPLETE"]
+    a, b = catalog.load_table("db.a"), catalog.load_table("db.b")
+    first, written = a.metadata.snapshots[0].snapshot_id, b.current_snapshot().snapshot_id
+    final = events[-1]
+    assert [(table_of(d), version(d)) for d in inputs(final)] == [("db.a", first)]
+    assert [(table_of(d), version(d)) for d in outputs(final)] == [("db.b", written)]
+    assert tags_in_metadata(b) == {written: final["run"]["runId"]}

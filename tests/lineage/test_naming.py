@@ -75,6 +75,19 @@ def test_catalog_symlink(catalog_type, props, env, expected):
     assert catalog_identifier(_catalog_table(catalog_type, props), env) == expected
 
 
+def test_glue_symlink_from_the_account_resolved_at_catalog_load():
+    """Naming stays pure: the account (and the Glue client's region) STS gave at load comes in on the table."""
+    from iceberg_lineage.read.catalogs import AwsAccount
+
+    resolved = dataclasses.replace(_catalog_table("glue", {}), aws_account=AwsAccount("210987654321", "eu-west-1"))
+    assert catalog_identifier(resolved, {"AWS_REGION": "us-west-2"}) == Identifier(
+        "arn:aws:glue:eu-west-1:210987654321", "table/db/t")
+    configured = dataclasses.replace(resolved, catalog_properties={"glue.id": "123456789012", "glue.region": "us-east-1"})
+    assert catalog_identifier(configured, {}) == Identifier("arn:aws:glue:us-east-1:123456789012", "table/db/t")
+    region_unknown = dataclasses.replace(resolved, aws_account=AwsAccount("210987654321", None))
+    assert catalog_identifier(region_unknown, {}) is None
+
+
 def test_nested_namespace_and_primary_table():
     table = _catalog_table("rest", {"uri": "http://rest:8181"}, identifier=("sales", "gold", "orders"))
     identity = dataset_identity(table, LOCATION, {})

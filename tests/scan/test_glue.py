@@ -1,8 +1,11 @@
 """A Glue catalog with S3 storage, both served by one moto server: tables written through PyIceberg, scanned, and
-named with the Glue ARN symlink Spark's OpenLineage integration uses."""
+named with the Glue ARN symlink Spark's OpenLineage integration uses. No account is configured: STS (moto's, on the
+same endpoint) says whose it is, once per catalog, when the catalog is loaded."""
 from __future__ import annotations
 
+import json
 import logging
+import threading
 
 import pytest
 from tests.support.olschema import validate_event
@@ -16,13 +19,15 @@ from tests.support.scan import Recorder, snapshot_ids, write_table
 pytest.importorskip("moto.server")
 pytest.importorskip("boto3")
 
-ACCOUNT = "123456789012"
+ACCOUNT = "123456789012"  # moto's account, as its STS answers
+ARN = {"namespace": f"arn:aws:glue:us-east-1:{ACCOUNT}", "name": "table/sales/orders", "type": "TABLE"}
 KEYS = {"access-key-id": "testing", "secret-access-key": "testing"}
 
 
 @pytest.fixture
 def glue_properties():
     import boto3
+    import requests
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
@@ -31,9 +36,10 @@ def glue_properties():
     try:
         host, port = server.get_host_and_port()
         endpoint = f"http://{host}:{port}"
+        requests.post(f"{endpoint}/moto-api/reset", timeout=30)  # moto's state is the process's: start empty
         boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing",
                      aws_secret_access_key="testing").create_bucket(Bucket="lake")
-        props = {"type": "glue", "warehouse": "s3://lake/wh", "glue.id": ACCOUNT}
+        props = {"type": "glue", "warehouse": "s3://lake/wh"}
         for service in ("glue", "s3"):
             props |= {f"{service}.endpoint": endpoint, f"{service}.region": "us-east-1"}
             props |= {f"{service}.{k}": v for k, v in KEYS.items()}
@@ -64,8 +70,85 @@ def test_glue_tables_on_s3_are_scanned_and_named_by_arn(glue_properties, tmp_pat
     output = mine[0]["outputs"][0]
     assert (output["namespace"], output["name"]) == ("s3://lake", "wh/sales.db/orders")
     symlinks = output["facets"]["symlinks"]["identifiers"]
-    assert {"namespace": f"arn:aws:glue:us-east-1:{ACCOUNT}", "name": "table/sales/orders", "type": "TABLE"} in symlinks
+    assert ARN in symlinks
 
     with StateStore(tmp_path / "state.db") as state:
         again = scan(ScanOptions(catalogs=(spec,)), Settings(), state, Recorder())
     assert again.snapshots_emitted == 0 and again.unchanged == 2
+
+
+@pytest.fixture
+def sts_calls(monkeypatch):
+    """The threads that asked STS for the account, and the answers, while the real call still happens."""
+    from iceberg_lineage.read import catalogs
+
+    calls: list[str] = []
+    real = catalogs._caller_account
+
+    def counted(catalog):
+        calls.append(threading.current_thread().name)
+        return real(catalog)
+
+    monkeypatch.setattr(catalogs, "_caller_account", counted)
+    return calls
+
+
+@pytest.fixture
+def emitters():
+    """The hook's emitters, shut down afterwards (their threads and queues are the process's)."""
+    from iceberg_lineage.delivery.emitter import EMITTERS
+
+    yield EMITTERS
+    EMITTERS.shutdown()
+
+
+def test_a_directly_built_observed_glue_catalog_asks_sts_once_at_load(glue_properties, sts_calls, emitters, tmp_path):
+    from openlineage.client import OpenLineageClient
+    from openlineage.client.transport.file import FileConfig, FileTransport
+    from pyiceberg.catalog.glue import GlueCatalog
+
+    from iceberg_lineage.hook import observe
+
+    log = tmp_path / "events.jsonl"
+    client = OpenLineageClient(transport=FileTransport(FileConfig(log_file_path=str(log), append=True)))
+    props = {k: v for k, v in glue_properties.items() if k != "type"}
+    catalog = observe(GlueCatalog("glue", **props), client)
+    assert sts_calls == [threading.current_thread().name]  # at load, on the loading thread
+    orders = write_table(catalog, "sales.orders", 2)
+    orders.scan().to_arrow()
+    assert emitters.flush_all(30)
+    assert len(sts_calls) == 1  # not again: neither on the commit path nor while naming
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    datasets = [d for e in events if e["eventType"] == "COMPLETE" for d in e["inputs"] + e["outputs"]]
+    assert [(e["eventType"], e["job"]["name"]) for e in events] == [
+        ("COMPLETE", "sales.orders.pyiceberg"),  # the CREATE
+        *[("START", "sales.orders.pyiceberg"), ("COMPLETE", "sales.orders.pyiceberg")] * 2, ("COMPLETE", "sales.orders.scan")]
+    assert events[0]["outputs"][0]["facets"]["lifecycleStateChange"]["lifecycleStateChange"] == "CREATE"
+    assert len(datasets) == 4 and all(ARN in d["facets"]["symlinks"]["identifiers"] for d in datasets)
+
+
+def test_configured_account_wins_and_sts_failure_is_said_once_without_arn(glue_properties, sts_calls, tmp_path,
+                                                                         caplog):
+    from pyiceberg.catalog import load_catalog
+
+    write_table(load_catalog("glue", **glue_properties), "sales.orders", 1)
+    write_table(load_catalog("glue", **glue_properties), "sales.returns", 1)
+    configured = CatalogSpec.of("configured", {**glue_properties, "glue.id": ACCOUNT})
+    unreachable = CatalogSpec.of("unreachable", {**glue_properties, "sts.endpoint": "http://127.0.0.1:9"})
+
+    symlinks = {}
+    for spec in (configured, unreachable):
+        sink = Recorder()
+        with caplog.at_level(logging.WARNING), StateStore(tmp_path / f"{spec.name}.db") as state:
+            summary = scan(ScanOptions(catalogs=(spec,)), Settings(), state, sink)
+        assert summary.exit_code == 0, summary.failures
+        assert sorted((e["eventType"], e["job"]["name"]) for e in sink.parsed) == [
+            ("COMPLETE", "sales.orders.commit"), ("COMPLETE", "sales.returns.commit")]
+        found = (e["outputs"][0]["facets"].get("symlinks", {}).get("identifiers", []) for e in sink.parsed)
+        symlinks[spec.name] = {tuple((i["type"], i["namespace"]) for i in identifiers) for identifiers in found}
+    arn = ("TABLE", f"arn:aws:glue:us-east-1:{ACCOUNT}")
+    assert symlinks == {"configured": {(arn,)}, "unreachable": {()}}
+    assert len(sts_calls) == 1  # for the catalog without a configured account only, and once for its two tables
+    said = [r.getMessage() for r in caplog.records if "AWS account" in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith("catalog unreachable: cannot resolve its AWS account")
+    assert "Glue tables get no ARN symlink" in said[0]

@@ -53,6 +53,14 @@ def test_private_manifest_names_still_exist():
     assert callable(ExecutorFactory.get_or_create)
 
 
+def test_catalog_constructor_hooks_are_free():
+    """install() wraps every Catalog class's own ``__init__`` and sets ``Catalog.__init_subclass__``, which
+    PyIceberg leaves to ``object`` (uninstall deletes it again)."""
+    from pyiceberg.catalog import Catalog
+
+    assert "__init_subclass__" not in Catalog.__dict__ and "__init__" in Catalog.__dict__
+
+
 def test_private_catalog_names_still_exist():
     from pyiceberg.catalog import Catalog
     from pyiceberg.catalog.rest import RestCatalog

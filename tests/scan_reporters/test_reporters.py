@@ -115,6 +115,36 @@ def test_jsonl_and_logging_configured_by_catalog_properties(tmp_path, caplog):
     assert not scan_reporters.is_instrumented(plain)
 
 
+def test_install_instruments_catalogs_however_they_are_built(tmp_path):
+    """Every catalog passes through PyIceberg's ``Catalog`` constructor: built directly, imported before
+    ``install()``, or of a class defined after it. Each is instrumented once, when its whole constructor is done."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    out = tmp_path / "metrics.jsonl"
+    props = {"uri": f"sqlite:///{tmp_path}/c.db", "warehouse": f"file://{tmp_path}/wh", "metrics-reporter-impl": "jsonl"}
+    scan_reporters.install()
+
+    class Configured(SqlCatalog):
+        def __init__(self, name: str, **properties: str) -> None:
+            super().__init__(name, **properties)
+            self.properties = {**self.properties, "metrics-reporter.jsonl.path": str(out)}  # after super().__init__
+
+    direct = SqlCatalog("x", **props, **{"metrics-reporter.jsonl.path": str(out)})
+    direct.create_namespace("db")
+    h.simple_table(direct, "db.direct", batches=1)
+    late = Configured("y", **props)
+    late.create_namespace("db")
+    h.simple_table(late, "db.late", batches=2)
+    assert scan_reporters.is_instrumented(direct) and scan_reporters.is_instrumented(late)
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [line["table-name"] for line in lines] == ["x.db.direct", "y.db.late", "y.db.late"]
+
+    scan_reporters.uninstall()
+    assert not scan_reporters.is_instrumented(direct) and not scan_reporters.is_instrumented(late)
+    assert not hasattr(SqlCatalog.__init__, "__wrapped__")
+    assert not scan_reporters.is_instrumented(SqlCatalog("z", **props))
+
+
 def test_unknown_reporters_fail_gracefully(caplog):
     with caplog.at_level(logging.ERROR, logger="scan_reporters"):
         composite = load_reporters({"metrics-reporter-impl": "memory, openlineage, nope, no.such.Module"})

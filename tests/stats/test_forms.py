@@ -46,13 +46,23 @@ def test_text_rows_follow_the_declarations():
 
 def test_column_forms():
     col = ColumnStats(field_id=3, name="c", type="long", value_count=4, null_count=1, min=b"\x01", max=9,
-                      bounds_truncated=False, has_metrics=True)
+                      has_metrics=True)
     assert col.to_json() == {"field_id": 3, "type": "long", "value_count": 4, "null_count": 1, "nan_count": None,
-                             "min": "01", "max": 9, "distinct_count": None, "bounds_truncated": False,
-                             "has_metrics": True}
+                             "min": "01", "max": 9, "distinct_count": None, "lower_truncated": False,
+                             "upper_truncated": False, "bounds_truncated": False, "has_metrics": True}
     assert "boundsTruncated" not in as_json(col, CAMEL) and "hasMetrics" not in as_json(col, CAMEL)
     assert as_json(col, CAMEL)["fieldId"] == 3
     assert dict(zip(COLUMN_HEADINGS, column_row("c", col)))["null %"] == "25.0"
+
+
+def test_truncation_flags_per_bound():
+    """``bounds_truncated`` is the "or" of the two flags, in both forms; the text marks each bound on its own."""
+    col = ColumnStats(field_id=2, name="s", type="string", min="ab", max="b", upper_truncated=True)
+    assert (col.lower_truncated, col.upper_truncated, col.bounds_truncated) == (False, True, True)
+    camel = as_json(col, CAMEL)
+    assert "lowerTruncated" not in camel and camel["upperTruncated"] is True and camel["boundsTruncated"] is True
+    row = dict(zip(COLUMN_HEADINGS, column_row("s", col)))
+    assert (row["min"], row["max"]) == ("ab", "b…")
 
 
 def test_file_sizes_derive_the_median_for_json_only():

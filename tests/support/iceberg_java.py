@@ -16,8 +16,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-#: Types whose bounds Iceberg truncates (``truncate(16)`` by default): the package flags them possibly truncated.
+#: Types whose bounds Iceberg truncates (``truncate(16)``, the default mode of these tables).
 TRUNCATABLE = ("string", "binary")
+TRUNCATE_LENGTH = 16
 
 
 def java_snapshots(spark, table: str) -> list[dict[str, Any]]:
@@ -89,15 +90,23 @@ def _column_figures(data: list[dict], columns: dict[str, tuple[int, str]]) -> di
             return pick(present) if known and present else None
 
         low, high = bound("lower_bound", min), bound("upper_bound", max)
+        cut = type_name in TRUNCATABLE
+        # README, "Truncated bounds": a cut lower bound is N long; a cut upper bound at most N, and never a value,
+        # as a bound equal to some file's lower bound is
+        lower_cut = cut and low is not None and len(low) >= TRUNCATE_LENGTH
+        upper_cut = cut and high is not None and len(high) <= TRUNCATE_LENGTH and high not in {
+            m.get("lower_bound") for m in metrics}
         out[field_id] = {
             "name": name,
             "value_count": total("value_count"),
             "null_count": total("null_value_count"),
-            # Iceberg keeps NaN counts of float and double only; the package counts 0 NaN in other types.
-            "nan_count": total("nan_value_count") if type_name in ("float", "double") else 0,
+            # Iceberg keeps NaN counts of float and double only; the package has no such figure for other types.
+            "nan_count": total("nan_value_count") if type_name in ("float", "double") else None,
             "min": low,
             "max": high,
-            "bounds_truncated": type_name in TRUNCATABLE and (low is not None or high is not None),
+            "lower_truncated": lower_cut,
+            "upper_truncated": upper_cut,
+            "bounds_truncated": lower_cut or upper_cut,
         }
     return out
 

@@ -5,6 +5,7 @@ from typing import Mapping
 
 from openlineage.client.facet_v2 import external_query_run, job_type_job, processing_engine_run
 
+from iceberg_lineage._version import __version__
 from iceberg_lineage.lineage.facets.common import PRODUCED
 
 #: Summary keys naming the engine's job or query, in order of preference.
@@ -22,10 +23,12 @@ def external_query_facet(summary: Mapping[str, str]) -> external_query_run.Exter
 
 
 def processing_engine_facet(summary: Mapping[str, str]) -> processing_engine_run.ProcessingEngineRunFacet | None:
+    """The engine that wrote the snapshot; the adapter that reports it for OpenLineage is this project."""
     name, version = summary.get("engine-name"), summary.get("engine-version")
     if not (name and version):
         return None
-    return processing_engine_run.ProcessingEngineRunFacet(version=version, name=name, **PRODUCED)
+    return processing_engine_run.ProcessingEngineRunFacet(version=version, name=name,
+                                                          openlineageAdapterVersion=__version__, **PRODUCED)
 
 
 def job_type_facet(job_type: str) -> job_type_job.JobTypeJobFacet:

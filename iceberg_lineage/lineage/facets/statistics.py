@@ -2,8 +2,9 @@
 with what the walker knows that no standard facet can carry (delete files by kind, manifests, partitions, file sizes,
 typed column bounds, the schema diff, and where each figure came from).
 
-Its JSON schema ships in the package (``iceberg_lineage/schemas/IcebergTableStatisticsDatasetFacet.json``); the
-``_schemaURL`` is that file's stable address in the project repository. Unknown figures are left out, never 0.
+Its JSON schema ships in the package (``iceberg_lineage/schemas/IcebergTableStatisticsDatasetFacet.json``, printed by
+``iceberg-lineage schema icebergTableStatistics``); the ``_schemaURL`` serves that very file, raw JSON at this
+release's tag, and is the schema's ``$id``. Unknown figures are left out, never 0.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import attr
 from openlineage.client.facet_v2 import data_quality_metrics_dataset
 from openlineage.client.generated.base import DatasetFacet
 
+from iceberg_lineage._version import __version__
 from iceberg_lineage.lineage.facets.common import PRODUCED, iso_time, ms_to_datetime
 from iceberg_lineage.read.metadata import Field, Schema
 from iceberg_lineage.stats.forms import CAMEL, as_json
@@ -25,7 +27,9 @@ from iceberg_lineage.stats.model import ColumnStats, SnapshotStats
 
 STATISTICS_KEY = "icebergTableStatistics"
 SCHEMA_FILE = "IcebergTableStatisticsDatasetFacet.json"
-SCHEMA_ID = f"https://github.com/iceberg-lineage/iceberg-lineage/blob/main/iceberg_lineage/schemas/{SCHEMA_FILE}"
+#: The schema's ``$id``: the file at this release's tag, as raw JSON (a ``blob`` page is HTML, ``main`` moves).
+SCHEMA_ID = ("https://raw.githubusercontent.com/iceberg-lineage/iceberg-lineage/"
+             f"v{__version__}/iceberg_lineage/schemas/{SCHEMA_FILE}")
 
 
 @attr.define
