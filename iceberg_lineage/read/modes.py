@@ -95,31 +95,30 @@ class ModeHistory:
     def __init__(self, md: MetadataFile, read_raw: Callable[[str], Any]) -> None:
         self._md = md
         self._read_raw = read_raw
-        self._versions: list[Version | None] | None = None
-        self._complete = False
+        self._paths = [path for path, _ in md.metadata_log[-MAX_VERSIONS:]]
+        self._read: dict[int, Version | None] = {}
+        self._complete: bool | None = None if self._paths else True
         self._memo: dict[tuple[int | None, int], frozenset[int] | None] = {}
+        self._by_time = {s.snapshot_id: s.timestamp_ms for s in md.snapshots}
 
-    def _load(self) -> list[Version | None]:
-        """Oldest first, ``None`` where a version could not be read; the newest is the current metadata."""
-        if self._versions is None:
-            log = self._md.metadata_log
-            versions: list[Version | None] = []
-            for i, (path, _) in enumerate(log[-MAX_VERSIONS:]):
-                try:
-                    raw = self._read_raw(path)
-                except IcebergLineageError:
-                    raw = None
-                versions.append(version_of(raw))
-                if i == 0:
-                    # the oldest version read is the table's first only when its own log is empty
-                    self._complete = len(log) <= MAX_VERSIONS and isinstance(raw, Mapping) and not raw.get(
-                        "metadata-log")
-            current = version_of(self._md.raw) or Version(
+    def _version(self, i: int) -> Version | None:
+        """Version ``i``, oldest first (read on first use, ``None`` where unreadable); the last is the current
+        metadata."""
+        if i == len(self._paths) and i not in self._read:
+            self._read[i] = version_of(self._md.raw) or Version(
                 self._md.properties, {f.id: n for n, f in self._md.current_schema.columns()},
                 frozenset(s.snapshot_id for s in self._md.snapshots))
-            self._complete = self._complete or not log
-            self._versions = versions + [current]
-        return self._versions
+        if i not in self._read:
+            try:
+                raw = self._read_raw(self._paths[i])
+            except IcebergLineageError:
+                raw = None
+            self._read[i] = version_of(raw)
+            if i == 0:
+                # the oldest version read is the table's first only when its own log is empty
+                log = self._md.metadata_log
+                self._complete = len(log) <= MAX_VERSIONS and isinstance(raw, Mapping) and not raw.get("metadata-log")
+        return self._read[i]
 
     def lengths(self, snapshot_id: int | None, field_id: int, name: str) -> frozenset[int] | None:
         """The truncation lengths that could have applied to column ``field_id`` (``name`` where a version does
@@ -130,13 +129,30 @@ class ModeHistory:
             self._memo[key] = self._lengths(snapshot_id, field_id, name)
         return self._memo[key]
 
+    def _lists(self, i: int, snapshot_id: int | None) -> bool:
+        v = self._version(i)
+        return v is not None and snapshot_id in v.snapshot_ids
+
+    def _first_listing(self, snapshot_id: int | None) -> int | None:
+        """The first version that lists the snapshot. The versions that list one are contiguous (it is added once
+        and gone once expired), so: the oldest version (one read, and a snapshot older than the log ends there),
+        else backwards from the newest version that lists it (a recent snapshot costs a few reads, not a hundred)."""
+        if self._lists(0, snapshot_id):
+            return 0
+        last = next((i for i in range(len(self._paths), 0, -1) if self._lists(i, snapshot_id)), None)
+        if last is None:
+            return None
+        while last > 1 and self._lists(last - 1, snapshot_id):
+            last -= 1
+        return last
+
     def _lengths(self, snapshot_id: int | None, field_id: int, name: str) -> frozenset[int] | None:
-        versions = self._load()
-        k = next((i for i, v in enumerate(versions) if v is not None and snapshot_id in v.snapshot_ids), None)
+        k = self._first_listing(snapshot_id)
         if k is None or (k == 0 and not self._complete):
             return None
         out: set[int] = set()
-        for v in versions[max(k - 1, 0) : k + 1]:
+        for i in range(max(k - 1, 0), k + 1):
+            v = self._version(i)
             found = None if v is None else truncation_lengths(column_mode(v.properties, v.names.get(field_id, name)))
             if found is None:
                 return None
@@ -144,9 +160,12 @@ class ModeHistory:
         return frozenset(out)
 
     def union(self, snapshot_ids: Iterable[int | None], field_id: int, name: str) -> frozenset[int] | None:
-        """The lengths that could have applied to any of these snapshots' files."""
+        """The lengths that could have applied to any of these snapshots' files. The oldest snapshot is asked first:
+        when it predates the log, the answer is known after one read."""
+        by_time = self._by_time
+        ordered = sorted(snapshot_ids, key=lambda sid: (sid is not None, by_time.get(sid, 0) if sid is not None else 0))
         out: set[int] = set()
-        for sid in snapshot_ids:
+        for sid in ordered:
             found = self.lengths(sid, field_id, name)
             if found is None:
                 return None

@@ -193,3 +193,49 @@ def _serialised(facet):
     from iceberg_lineage.lineage.serde import to_json
 
     return json.loads(to_json(facet))
+
+
+def _history_of(versions: int, listed_from: int, cut: bool = False):
+    """A table whose log holds ``versions`` older metadata files; snapshot 1 is listed from version ``listed_from``
+    on, snapshot 2 only by the current file. Returns the history and the list of paths it read."""
+    from iceberg_lineage.read.metadata_json import parse_metadata
+    from iceberg_lineage.read.modes import ModeHistory
+
+    def doc(snapshots, log):
+        return {"format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1", "location": "/t",
+                "last-sequence-number": 2, "last-updated-ms": 2, "last-column-id": 1, "current-schema-id": 0,
+                "schemas": [{"schema-id": 0, "type": "struct",
+                             "fields": [{"id": 1, "name": "s", "required": False, "type": "string"}]}],
+                "default-spec-id": 0, "partition-specs": [{"spec-id": 0, "fields": []}], "last-partition-id": 999,
+                "default-sort-order-id": 0, "sort-orders": [{"order-id": 0, "fields": []}], "properties": {},
+                "snapshots": [{"snapshot-id": s, "timestamp-ms": s, "sequence-number": s, "manifest-list": f"/m{s}",
+                               "summary": {"operation": "append"}} for s in snapshots],
+                "metadata-log": [{"metadata-file": p, "timestamp-ms": 0} for p in log]}
+
+    paths = [f"/t/metadata/v{i}.metadata.json" for i in range(versions)]
+    older = ["/t/metadata/v-1.metadata.json"] if cut else []  # a log cut by previous-versions-max
+    files = {p: doc([1] if i >= listed_from else [], older + paths[:i]) for i, p in enumerate(paths)}
+    read: list[str] = []
+
+    def read_raw(path):
+        read.append(path)
+        return files[path]
+
+    current = parse_metadata(doc([1, 2], paths), "/t/metadata/current.metadata.json")
+    return ModeHistory(current, read_raw), read
+
+
+def test_a_snapshot_older_than_the_log_costs_one_read():
+    """The log was cut (its oldest file has a log of its own): snapshot 1 is already in the oldest file, so its
+    modes cannot be recovered; that takes one read, not one per version."""
+    history, read = _history_of(100, 0, cut=True)
+    assert history.union([1, 2], 1, "s") is None
+    assert len(read) == 1
+
+
+def test_a_recent_snapshot_is_found_from_the_newest_version():
+    history, read = _history_of(30, 25)  # a complete log: the oldest file has no log
+    assert history.lengths(2, 1, "s") == frozenset({16})  # added by the current file: the last two versions
+    assert read == ["/t/metadata/v0.metadata.json", "/t/metadata/v29.metadata.json"]
+    assert history.lengths(1, 1, "s") == frozenset({16})  # first listed by v25: v24 and v25
+    assert read[2:] == [f"/t/metadata/v{i}.metadata.json" for i in (28, 27, 26, 25, 24)]
