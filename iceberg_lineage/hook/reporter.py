@@ -151,10 +151,11 @@ class OpenLineageMetricsReporter:
         """Decide who reports each new snapshot (kept across retries: snapshot ids are stable) and tag it so."""
         run = current_run()
         with self._lock:
-            owners = {
-                snapshot.snapshot_id: self._owners.setdefault(snapshot.snapshot_id, self._owner(table, snapshot, run))
-                for snapshot in _added_snapshots(updates)
-            }
+            added = _added_snapshots(updates)
+            for snapshot in added:  # a retry keeps the owner decided first
+                if snapshot.snapshot_id not in self._owners:
+                    self._owners[snapshot.snapshot_id] = self._owner(table, snapshot, run)
+            owners = {s.snapshot_id: self._owners[s.snapshot_id] for s in added}
         if not self.settings.hook_tag_snapshots:
             return updates
         return tag_updates(updates, owners)

@@ -153,18 +153,23 @@ def _list_plan(schema: Any) -> tuple[dict[str, str], str]:
 _LIST_PLANS: dict[bytes, tuple[dict[str, str], str]] = {}
 
 
+def _open(io: Any, path: str, what: str) -> Any:
+    """Open a manifest or manifest list; a missing file is its own error type (an expired snapshot's list)."""
+    try:
+        return io.open(path)
+    except FileNotFoundError as exc:
+        raise ManifestNotFoundError(not_found(what, exc, path), file=path) from None
+    except OSError as exc:
+        raise ManifestError(f"cannot read {what}: {exc}", file=path) from None
+
+
 def read_manifest_list(io: Any, path: str, known: Mapping[str, ManifestFile] | None = None) -> list[ManifestFile]:
     """Read a manifest list. It is small (one row per manifest), so it is returned as a list.
 
     ``known`` holds rows already read from other lists, by manifest path: a manifest is immutable, and so is its
     row, so a known row is reused instead of being rebuilt (with fast appends, every list repeats its parent's rows).
     """
-    try:
-        stream = io.open(path)
-    except FileNotFoundError as exc:
-        raise ManifestNotFoundError(not_found("manifest list", exc, path), file=path) from None
-    except OSError as exc:
-        raise ManifestError(f"cannot read manifest list: {exc}", file=path) from None
+    stream = _open(io, path, "manifest list")
     out = []
     known = known or {}
     with stream:
@@ -235,12 +240,7 @@ def iter_manifest_entries(io_: Any, manifest: ManifestFile, byte_range: tuple[in
     and a corrupt manifest made it crash the interpreter (segmentation fault) in our fuzz tests.
     """
     path = manifest.manifest_path
-    try:
-        stream = io_.open(path)
-    except FileNotFoundError as exc:
-        raise ManifestNotFoundError(not_found("manifest", exc, path), file=path) from None
-    except OSError as exc:
-        raise ManifestError(f"cannot read manifest: {exc}", file=path) from None
+    stream = _open(io_, path, "manifest")
     with stream:
         if byte_range is None:
             stream = in_memory(stream, manifest.manifest_length)

@@ -26,10 +26,12 @@ from iceberg_lineage.read import avro
 from iceberg_lineage.read.metadata_json import parse_metadata
 from iceberg_lineage.stats import table_history
 from tests.support.fixture_tables import FIXTURES, copied_table
+from tests.support.fixture_tables import EDITABLE_METADATA, EDITABLE_TABLE
+from tests.support.fixture_tables import current_manifest as _current_manifest, current_metadata as _meta
 from tests.support.scan import catalog_env, cli, write_table
 
-TABLE = "duckdb_java_spark_eq_deletes"  # v2, relative paths, several snapshots, one of them expired
-CURRENT = "v7.metadata.json"
+TABLE = EDITABLE_TABLE
+CURRENT = EDITABLE_METADATA
 CLI = [sys.executable, "-m", "iceberg_lineage.cli"]
 NAME = "t"  # the directory of the copy: the fixture's location is relative
 RECORDED_DIR = "data/persistent/equality_deletes/warehouse/mydb/mytable/metadata"
@@ -59,22 +61,10 @@ def table(tmp_path) -> Path:
     return copied_table(tmp_path, TABLE)
 
 
-def _meta(table: Path) -> Path:
-    return table / "metadata" / CURRENT
-
-
 def _edit(table: Path, edit) -> None:
     doc = json.loads(_meta(table).read_text())
     edit(doc)
     _meta(table).write_text(json.dumps(doc))
-
-
-def _current_manifest(table: Path) -> Path:
-    doc = json.loads(_meta(table).read_text())
-    current = next(s for s in doc["snapshots"] if s["snapshot-id"] == doc["current-snapshot-id"])
-    with open(table / "metadata" / Path(current["manifest-list"]).name, "rb") as f:
-        first = next(iter(fastavro.reader(f)))
-    return table / "metadata" / Path(first["manifest_path"]).name
 
 
 def _recorded(manifest: Path) -> str:

@@ -16,20 +16,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.support.fixture_tables import FIXTURES, copied_table
+from tests.support.fixture_tables import EDITABLE_METADATA, EDITABLE_TABLE
+from tests.support.fixture_tables import current_manifest as _current_manifest, current_metadata as _meta
 from iceberg_lineage.errors import IcebergLineageError, ManifestError, ManifestNotFoundError, MetadataError
 from iceberg_lineage.stats import table_history
 
-TABLE = "duckdb_java_spark_eq_deletes"  # v2, deletes, several snapshots, relative paths: no relocation needed
-CURRENT = "v7.metadata.json"
+TABLE = EDITABLE_TABLE
+CURRENT = EDITABLE_METADATA
 
 
 @pytest.fixture
 def table_copy(tmp_path) -> Path:
     return copied_table(tmp_path, TABLE)
-
-
-def _meta(table: Path) -> Path:
-    return table / "metadata" / CURRENT
 
 
 def _walk(table: Path):
@@ -92,14 +90,6 @@ def test_huge_property_is_carried_not_choked_on(table_copy):
     start = time.perf_counter()
     history = _walk(table_copy)
     assert len(history) == 6 and time.perf_counter() - start < 5
-
-
-def _current_manifest(table: Path) -> Path:
-    doc = json.loads(_meta(table).read_text())
-    current = next(s for s in doc["snapshots"] if s["snapshot-id"] == doc["current-snapshot-id"])
-    with open(table / "metadata" / Path(current["manifest-list"]).name, "rb") as f:
-        first = next(iter(fastavro.reader(f)))
-    return table / "metadata" / Path(first["manifest_path"]).name
 
 
 @pytest.mark.parametrize(

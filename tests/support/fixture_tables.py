@@ -4,6 +4,7 @@ A module of its own (not conftest) so test files can import it by a unique name.
 """
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -38,3 +39,25 @@ def copied_table(tmp_path: Path, name: str) -> Path:
     dest = tmp_path / "t"
     shutil.copytree(FIXTURES / name, dest)
     return dest
+
+
+#: A v2 fixture with deletes and several snapshots (one expired) whose paths are relative: a copy needs no
+#: relocation, so tests that break its files work on a copy.
+EDITABLE_TABLE = "duckdb_java_spark_eq_deletes"
+EDITABLE_METADATA = "v7.metadata.json"
+
+
+def current_metadata(table: Path) -> Path:
+    """The current metadata file of a copy of :data:`EDITABLE_TABLE`."""
+    return table / "metadata" / EDITABLE_METADATA
+
+
+def current_manifest(table: Path) -> Path:
+    """The first manifest of the current snapshot of a copy of :data:`EDITABLE_TABLE`."""
+    import fastavro
+
+    doc = json.loads(current_metadata(table).read_text())
+    current = next(s for s in doc["snapshots"] if s["snapshot-id"] == doc["current-snapshot-id"])
+    with open(table / "metadata" / Path(current["manifest-list"]).name, "rb") as f:
+        first = next(iter(fastavro.reader(f)))
+    return table / "metadata" / Path(first["manifest_path"]).name
