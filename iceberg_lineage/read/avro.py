@@ -149,8 +149,8 @@ def _read_block(stream: Any, count: int, codec: str, cap: int, path: str) -> io.
     if count < 0:
         raise ValueError(f"negative block count {count}")
     limit = min(cap, count * MAX_BYTES_PER_RECORD)
-    inflate = _INFLATERS.get(codec)
-    if inflate is None:  # a codec without an incremental inflater here: fastavro inflates, the cap is checked after
+    inflate = INFLATERS.get(codec)
+    if inflate is None:  # an unknown codec: fastavro's table names the missing library
         block = BLOCK_READERS[codec](stream)
         size = block.seek(0, io.SEEK_END)
         block.seek(0)
@@ -163,7 +163,10 @@ def _read_block(stream: Any, count: int, codec: str, cap: int, path: str) -> io.
         data = read_bounded(stream, stored)  # not read(stored): that allocates it all up front
         if len(data) < stored:
             raise EOFError(f"truncated block: {len(data)} of {stored} bytes")
-        data = inflate(data, limit)
+        try:
+            data = inflate(data, limit)
+        except _OverLimit:
+            raise _too_large(count, limit, cap, path) from None
         size = len(data)
         block = io.BytesIO(data)
     if size > limit:
@@ -198,13 +201,76 @@ def _inflate_streams(make: Callable[[], Any], data: bytes, limit: int) -> bytes:
     return b"".join(out)
 
 
-#: Inflaters by codec: ``(stored bytes, limit) -> at most limit + 1 inflated bytes``.
-_INFLATERS: dict[str, Callable[[bytes, int], bytes]] = {
+class _OverLimit(Exception):
+    """A block's own header declares more inflated bytes than the limit: refused before inflating."""
+
+
+def _inflate_zstd(data: bytes, limit: int) -> bytes:
+    """Concatenated zstd frames, at most ``limit + 1`` bytes, through ``zstandard`` (a PyIceberg dependency; fastavro
+    itself needs ``backports.zstd`` for this codec)."""
+    import zstandard
+
+    out, total = [], 0
+    with zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True) as reader:
+        while total <= limit:
+            part = reader.read(limit + 1 - total)
+            if not part:
+                break
+            out.append(part)
+            total += len(part)
+    return b"".join(out)
+
+
+def _declared_snappy(data: bytes) -> int:
+    """The uncompressed length a raw snappy block declares (its leading varint)."""
+    length = shift = 0
+    for byte in data[:5]:
+        length |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return length
+        shift += 7
+    raise ValueError("bad snappy length")
+
+
+def _checked(declared: Callable[[bytes], int], inflate: Callable[[bytes], bytes]) -> Callable[[bytes, int], bytes]:
+    """For codecs whose blocks state their inflated size (snappy, lz4): the size is checked before inflating."""
+
+    def run(data: bytes, limit: int) -> bytes:
+        if declared(data) > limit:
+            raise _OverLimit
+        return inflate(data)
+
+    return run
+
+
+def _optional_inflaters() -> dict[str, Callable[[bytes, int], bytes]]:
+    """snappy (Avro: raw snappy, then a CRC32) and lz4 (a block with its size in 4 leading bytes), each only where
+    its library is installed; otherwise fastavro's table reports the missing library."""
+    found: dict[str, Callable[[bytes, int], bytes]] = {}
+    try:
+        from cramjam import snappy as cramjam_snappy
+
+        found["snappy"] = _checked(_declared_snappy, lambda d: bytes(cramjam_snappy.decompress_raw(d[:-4])))
+    except ImportError:
+        pass
+    try:
+        import lz4.block
+
+        found["lz4"] = _checked(lambda d: int.from_bytes(d[:4], "little"), lz4.block.decompress)
+    except ImportError:
+        pass
+    return found
+
+
+#: Inflaters by codec: ``(stored bytes, limit) -> at most limit + 1 inflated bytes`` (or :class:`_OverLimit`).
+INFLATERS: dict[str, Callable[[bytes, int], bytes]] = {
     "null": lambda data, limit: data,
     # -15: raw deflate, no zlib header, as Avro writes it
     "deflate": lambda data, limit: zlib.decompressobj(-15).decompress(data, limit + 1),
     "bzip2": lambda data, limit: _inflate_streams(bz2.BZ2Decompressor, data, limit),
     "xz": lambda data, limit: _inflate_streams(lzma.LZMADecompressor, data, limit),
+    "zstandard": _inflate_zstd,
+    **_optional_inflaters(),
 }
 
 
