@@ -31,6 +31,20 @@ DEFAULT_DELIVERY_DEADLINE_S = 120.0
 DEFAULT_TABLE_TIMEOUT_S = 600.0
 #: Seconds the delivery's circuit breaker stays open after a transport failure (events are spooled meanwhile).
 DEFAULT_BREAKER_COOLDOWN_S = 30.0
+#: Seconds one POST to ``alerts.webhook`` may take, and how often a failed one is retried before it is spooled.
+DEFAULT_WEBHOOK_TIMEOUT_S = 5.0
+DEFAULT_WEBHOOK_RETRIES = 3
+#: REST bridge: the largest commit/create/register/rename/drop body (and answer) it parses; bigger ones pass unparsed.
+DEFAULT_PROXY_MAX_BODY_BYTES = 64 * 1024 * 1024
+#: REST bridge: tables whose last relayed metadata is kept (LRU), for 204 answers that carry none.
+DEFAULT_PROXY_CACHE_TABLES = 1000
+#: The embedded default file transport's JSON Lines (delivery.client), which ``iceberg-lineage jobs`` reads by default.
+DEFAULT_EVENTS_PATH = Path(".iceberg-lineage") / "events.jsonl"
+#: The largest event sent (``events.max_bytes``): common backends (Marquez, Kafka defaults) refuse bigger ones, so an
+#: event over it is trimmed in a declared order (:mod:`iceberg_lineage.lineage.budget`), never dropped.
+DEFAULT_EVENTS_MAX_BYTES = 1_000_000
+#: ``consumer.profile`` values (declared in :mod:`iceberg_lineage.lineage.profiles`).
+PROFILE_NAMES = ("generic", "marquez", "datahub", "openmetadata", "datazone", "dataplex", "atlan")
 
 
 @dataclass(frozen=True)
@@ -97,6 +111,29 @@ class Settings:
     scan_delivery_deadline_s: float = DEFAULT_DELIVERY_DEADLINE_S
     scan_table_timeout_s: float = DEFAULT_TABLE_TIMEOUT_S
     delivery_breaker_cooldown_s: float = DEFAULT_BREAKER_COOLDOWN_S
+    #: The catalog URI that names REST tables in the TABLE symlink (the bridge's public URI), instead of the
+    #: catalog's own ``uri``: the scanner pointed at the upstream then names tables as the bridge does.
+    naming_rest_uri: str | None = None
+    proxy_max_body_bytes: int = DEFAULT_PROXY_MAX_BODY_BYTES
+    proxy_cache_tables: int = DEFAULT_PROXY_CACHE_TABLES
+    proxy_connect_timeout_s: float = 10.0
+    proxy_upstream_timeout_s: float = 300.0
+    #: REST bridge: seconds a commit's COMPLETE waits for the engine's commit report, and seconds without activity
+    #: after which an engine application's run completes (``--run-idle-timeout``).
+    proxy_report_wait_s: float = 2.0
+    proxy_run_idle_timeout_s: float = 300.0
+    #: The ``checks:`` entries as written (parsed and validated by :mod:`iceberg_lineage.quality.rules`).
+    checks: Any = field(default=(), compare=False)
+    alerts_webhook: str | None = field(default=None, repr=False)
+    alerts_webhook_timeout_s: float = DEFAULT_WEBHOOK_TIMEOUT_S
+    alerts_webhook_retries: int = DEFAULT_WEBHOOK_RETRIES
+    events_max_bytes: int = DEFAULT_EVENTS_MAX_BYTES
+    #: Input -> output links per event; a run with more is sent as several RUNNING events and one terminal event.
+    #: ``None``: the profile's limit (none for most).
+    events_max_links: int | None = None
+    consumer_profile: str = "generic"
+    #: Atlan's connection name: the job namespace under the ``atlan`` profile.
+    consumer_connection: str | None = None
     source_file: str | None = field(default=None, compare=False)
 
     @property
@@ -127,6 +164,21 @@ KEYS: dict[str, str] = {
     "scan.delivery_deadline_s": "scan_delivery_deadline_s",
     "scan.table_timeout_s": "scan_table_timeout_s",
     "delivery.breaker_cooldown_s": "delivery_breaker_cooldown_s",
+    "naming.rest_uri": "naming_rest_uri",
+    "proxy.max_body_bytes": "proxy_max_body_bytes",
+    "proxy.cache_tables": "proxy_cache_tables",
+    "proxy.connect_timeout_s": "proxy_connect_timeout_s",
+    "proxy.upstream_timeout_s": "proxy_upstream_timeout_s",
+    "proxy.report_wait_s": "proxy_report_wait_s",
+    "proxy.run_idle_timeout_s": "proxy_run_idle_timeout_s",
+    "checks": "checks",
+    "alerts.webhook": "alerts_webhook",
+    "alerts.webhook_timeout_s": "alerts_webhook_timeout_s",
+    "alerts.webhook_retries": "alerts_webhook_retries",
+    "events.max_bytes": "events_max_bytes",
+    "events.max_links": "events_max_links",
+    "consumer.profile": "consumer_profile",
+    "consumer.connection": "consumer_connection",
 }
 
 
@@ -149,8 +201,16 @@ def _coerce(key: str, value: Any) -> Any:
             if s in ("false", "0", "no", "off"):
                 return False
             raise ValueError(f"not a boolean: {value!r}")
-        if attr == "spool_max_bytes":
+        if attr == "naming_rest_uri":
+            return None if value in (None, "") else str(value).rstrip("/")
+        if attr in ("spool_max_bytes", "events_max_links"):
             return None if value in (None, "", "null", "none") else int(value)
+        if attr == "consumer_connection":
+            return None if value in (None, "") else str(value)
+        if attr == "alerts_webhook":
+            return None if value in (None, "") else str(value)
+        if attr == "checks":
+            return _checks_value(value)
         if isinstance(default, float):
             return float(value)
         if isinstance(default, int):
@@ -158,6 +218,18 @@ def _coerce(key: str, value: Any) -> Any:
         return str(value)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"bad value for {key}: {exc}") from None
+
+
+def _checks_value(value: Any) -> Any:
+    """The ``checks:`` list as written; from the environment, YAML text."""
+    if isinstance(value, str):
+        import yaml
+
+        try:
+            value = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"not YAML: {' '.join(str(exc).split())}") from None
+    return () if value is None else value
 
 
 def _validate(s: Settings) -> Settings:
@@ -173,11 +245,27 @@ def _validate(s: Settings) -> Settings:
         raise ConfigError("spool.max_rejections must be at least 1")
     if s.manifest_max_block_bytes < 1:
         raise ConfigError("manifest.max_block_bytes must be positive")
-    for key in ("scan.delivery_deadline_s", "scan.table_timeout_s"):
+    if s.proxy_max_body_bytes < 0 or s.proxy_cache_tables < 0:
+        raise ConfigError("proxy.max_body_bytes and proxy.cache_tables must not be negative")
+    for key in ("scan.delivery_deadline_s", "scan.table_timeout_s", "proxy.connect_timeout_s",
+                "proxy.upstream_timeout_s", "proxy.run_idle_timeout_s"):
         if not getattr(s, KEYS[key]) > 0:  # also refuses NaN
             raise ConfigError(f"{key} must be a positive number of seconds")
+    if not s.proxy_report_wait_s >= 0:
+        raise ConfigError("proxy.report_wait_s must not be negative")
     if not s.delivery_breaker_cooldown_s >= 0:
         raise ConfigError("delivery.breaker_cooldown_s must not be negative")
+    if not s.alerts_webhook_timeout_s > 0:
+        raise ConfigError("alerts.webhook_timeout_s must be a positive number of seconds")
+    if s.alerts_webhook_retries < 0:
+        raise ConfigError("alerts.webhook_retries must not be negative")
+    if s.events_max_bytes < 1 or (s.events_max_links is not None and s.events_max_links < 1):
+        raise ConfigError("events.max_bytes and events.max_links must be positive")
+    if s.consumer_profile not in PROFILE_NAMES:
+        raise ConfigError(f"consumer.profile must be one of {', '.join(PROFILE_NAMES)}, not {s.consumer_profile!r}")
+    if s.consumer_profile == "atlan" and not s.consumer_connection:
+        raise ConfigError("consumer.profile atlan needs consumer.connection: the Atlan connection name, which "
+                          "becomes the job namespace")
     return s
 
 

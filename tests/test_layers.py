@@ -1,6 +1,6 @@
 """The package's import graph follows the layer order, read with ``ast`` (imports inside functions count too).
 
-base (config, errors, redact, printable, _version) <- read <- stats <- lineage <- delivery <- state <- entry points (hook,
+base (config, errors, redact, printable, _version) <- read <- stats <- quality <- lineage <- delivery <- state <- entry points (hook,
 scan, ...) <- cli, notebook <- demo. Entry points do not import each other; ``scan_reporters`` never imports
 ``iceberg_lineage``; there is no import cycle among modules.
 """
@@ -19,15 +19,16 @@ LAYERS: dict[str, int] = {
     "_version": 0, "errors": 0, "redact": 0, "config": 0, "printable": 0,
     "read": 1,
     "stats": 2,
-    "lineage": 3,
-    "delivery": 4,
-    "state": 5,
-    "hook": 6, "scan": 6, "proxy": 6, "checks": 6, "jobs": 6,
-    "cli": 7, "notebook": 7, "_bootstrap": 7,
-    "demo": 8,
-    "__init__": 9,
+    "quality": 3,
+    "lineage": 4,
+    "delivery": 5,
+    "state": 6,
+    "hook": 7, "scan": 7, "proxy": 7, "checks": 7, "jobs": 7,
+    "cli": 8, "notebook": 8, "_bootstrap": 8,
+    "demo": 9,
+    "__init__": 10,
 }
-ENTRY_POINTS = frozenset(name for name, layer in LAYERS.items() if layer == 6)
+ENTRY_POINTS = frozenset(name for name, layer in LAYERS.items() if layer == 7)
 
 
 def _module_name(path: Path, root: Path = ROOT) -> str:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import click
 
+from iceberg_lineage.cli.check import check_command
 from iceberg_lineage.cli.events import events_command
+from iceberg_lineage.cli.proxy import proxy_command
+from iceberg_lineage.cli.jobs import jobs_command
 from iceberg_lineage.cli.replay import replay_command
 from iceberg_lineage.cli.run import run_command
 from iceberg_lineage.cli.scan import scan_command
@@ -24,5 +27,7 @@ def main() -> None:
     protect_environment()  # every command's log records and error lines scrubbed and escaped, from the start
 
 
-for _command in (stats_command, events_command, scan_command, run_command, replay_command, schema_command):
+for _command in (stats_command, events_command, scan_command, run_command, replay_command, schema_command, jobs_command):
     main.add_command(_command)
+main.add_command(check_command)
+main.add_command(proxy_command)

@@ -90,6 +90,14 @@ def column_options(f: Callable) -> Callable:
     return f
 
 
+def profile_option(f: Callable) -> Callable:
+    """``--profile``: the consumer the events are for (``consumer.profile``)."""
+    from iceberg_lineage.config import PROFILE_NAMES
+
+    return click.option("--profile", type=click.Choice(PROFILE_NAMES), default=None,
+                        help="Shape events for this consumer (default: consumer.profile, generic).")(f)
+
+
 def column_flags(column_stats: str | None, include: tuple[str, ...], exclude: tuple[str, ...]) -> dict[str, Any]:
     return {
         "column_stats.mode": column_stats,
@@ -118,13 +126,14 @@ def default_format() -> str:
 
 def settings_and_table(metadata: str | None, catalog: str | None, table: str | None, relocate: tuple[str, ...],
                        snapshot: int | None, all_snapshots: bool, column_stats: str | None,
-                       include_columns: tuple[str, ...], exclude_columns: tuple[str, ...]):
+                       include_columns: tuple[str, ...], exclude_columns: tuple[str, ...], profile: str | None = None):
     """The prologue of every per-table command: check the snapshot options, resolve the settings, open the table."""
     from iceberg_lineage.config import load_settings
 
     if snapshot is not None and all_snapshots:
         raise ConfigError("use either --snapshot or --all-snapshots")
-    settings = load_settings(column_flags(column_stats, include_columns, exclude_columns))
+    settings = load_settings({**column_flags(column_stats, include_columns, exclude_columns),
+                              "consumer.profile": profile})
     return settings, resolve_table(metadata, catalog, table, relocate)
 
 

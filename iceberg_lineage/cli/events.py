@@ -8,8 +8,8 @@ from typing import Any
 import click
 
 from iceberg_lineage.cli.common import (
-    EXIT_OK, EXIT_TABLE_FAILED, column_options, run_guarded, selected_snapshot_ids, settings_and_table,
-    table_options,
+    EXIT_OK, EXIT_TABLE_FAILED, column_options, profile_option, run_guarded, selected_snapshot_ids,
+    settings_and_table, table_options,
 )
 
 
@@ -20,13 +20,14 @@ from iceberg_lineage.cli.common import (
               help="Send through the OpenLineage client instead of printing JSON Lines; what is not delivered is "
                    "spooled for `replay` (exit 1).")
 @column_options
+@profile_option
 def events_command(metadata, catalog, table, snapshot, all_snapshots, relocate, debug, dataset_events, emit,
-                   column_stats, include_columns, exclude_columns) -> None:
+                   column_stats, include_columns, exclude_columns, profile) -> None:
     """OpenLineage events of a table: one COMPLETE run per snapshot (or DatasetEvents), in commit order."""
 
     def body() -> int:
         settings, loaded = settings_and_table(metadata, catalog, table, relocate, snapshot, all_snapshots,
-                                              column_stats, include_columns, exclude_columns)
+                                              column_stats, include_columns, exclude_columns, profile)
         events = build_events(loaded, settings, snapshot, all_snapshots, dataset_events)
         if emit:
             return send(events, settings)
@@ -42,6 +43,7 @@ def events_command(metadata, catalog, table, snapshot, all_snapshots, relocate, 
 def build_events(loaded: Any, settings: Any, snapshot: int | None, all_snapshots: bool, dataset_events: bool) -> list:
     """The events the options ask for; a table without snapshots has no runs, only its table-level state."""
     from iceberg_lineage.lineage.events import dataset_event, history_events
+    from iceberg_lineage.lineage.profiles import current_state_event
     from iceberg_lineage.stats import table_history
 
     ids = selected_snapshot_ids(loaded, snapshot, all_snapshots)
@@ -50,7 +52,7 @@ def build_events(loaded: Any, settings: Any, snapshot: int | None, all_snapshots
         return history_events(loaded, history, settings)
     if not history.snapshots:
         return [dataset_event(loaded, None, settings)]
-    return [dataset_event(loaded, stats, settings) for stats in history]
+    return [current_state_event(loaded, stats, settings) for stats in history]
 
 
 def send(events: list, settings: Any) -> int:

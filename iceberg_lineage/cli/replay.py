@@ -54,14 +54,14 @@ def replay_command(spool_path: str | None, list_quarantine: bool, retry_quaranti
         try:
             if list_quarantine:
                 return _list(path, fmt or default_format())
-            if not Spool.exists(path):
-                if drop_seq is not None:
-                    raise ConfigError(f"no quarantined event {drop_seq}", file=str(path))
-                click.echo(f"iceberg-lineage: replay: nothing spooled in {settings.spool_path}", err=True)
-                return EXIT_OK
             if drop_seq is not None:
+                if not Spool.exists(path):
+                    raise ConfigError(f"no quarantined event {drop_seq}", file=str(path))
                 return _drop(path, drop_seq)
-            return _replay(settings, retry_quarantined)
+            if not Spool.exists(path):
+                click.echo(f"iceberg-lineage: replay: nothing spooled in {settings.spool_path}", err=True)
+                return _replay_alerts(settings)
+            return max(_replay(settings, retry_quarantined), _replay_alerts(settings))
         except SpoolError as exc:  # garbage, unreadable or unwritable: the spool is not usable as configured
             raise ConfigError(exc.reason, file=exc.file) from None
 
@@ -92,6 +92,22 @@ def _replay(settings: Settings, retry_quarantined: bool) -> int:
         err=True,
     )
     return EXIT_OK if result.remaining == 0 and result.quarantined == 0 else EXIT_TABLE_FAILED
+
+
+def _replay_alerts(settings: Settings) -> int:
+    """The schema alerts waiting for ``alerts.webhook`` (their own spool, under ``spool.path``), sent in order."""
+    from iceberg_lineage.delivery.spool import Spool
+    from iceberg_lineage.delivery.webhook import webhook_for
+
+    webhook = webhook_for(settings)
+    if webhook is None or not Spool.exists(webhook.spool_path):
+        return EXIT_OK
+    with Spool(webhook.spool_path) as spool:
+        waiting = spool.count()
+    remaining = webhook.flush()
+    click.echo(f"iceberg-lineage: replay: schema alerts: {waiting - remaining} delivered, {remaining} remaining "
+               f"[{webhook.spool_path} -> the alerts.webhook]", err=True)
+    return EXIT_OK if remaining == 0 else EXIT_TABLE_FAILED
 
 
 def _drop(path: Path, seq: int) -> int:

@@ -11,7 +11,7 @@ from typing import IO, Callable
 
 import click
 
-from iceberg_lineage.cli.common import EXIT_USAGE, column_flags, column_options, fail, run_guarded
+from iceberg_lineage.cli.common import EXIT_USAGE, column_flags, column_options, fail, profile_option, run_guarded
 from iceberg_lineage.config import Settings, load_settings
 from iceberg_lineage.errors import ConfigError
 from iceberg_lineage.printable import markup_safe
@@ -105,13 +105,15 @@ class Progress:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None,
               help="Summary format (on stderr): text on a terminal, json otherwise.")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
+@profile_option
 def scan_command(catalogs, namespaces, tables, exclude, state, mode, since, executor, workers, dask_scheduler,
                  depth, column_stats, include_columns, exclude_columns, dry_run, wait, no_progress, fmt,
-                 debug) -> None:
+                 debug, profile) -> None:
     """Emit every snapshot of every catalog table not yet emitted (tables written by any engine)."""
 
     def body() -> int:
-        settings = load_settings({**column_flags(column_stats, include_columns, exclude_columns), "state.path": state})
+        settings = load_settings({**column_flags(column_stats, include_columns, exclude_columns), "state.path": state,
+                                  "consumer.profile": profile})
         options = ScanOptions(
             catalogs=configured_catalogs(catalogs),
             filters=TableFilter(tuple(namespaces), tuple(tables), tuple(exclude)),

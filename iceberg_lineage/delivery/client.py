@@ -16,9 +16,8 @@ from openlineage.client import OpenLineageClient
 from openlineage.client.transport.file import FileConfig, FileTransport
 from openlineage.client.transport.noop import NoopConfig, NoopTransport
 
+from iceberg_lineage.config import DEFAULT_EVENTS_PATH
 from iceberg_lineage.redact import protect, strip_userinfo
-
-DEFAULT_EVENTS_PATH = Path(".iceberg-lineage") / "events.jsonl"
 
 _announced = False
 

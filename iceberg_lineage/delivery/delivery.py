@@ -23,6 +23,7 @@ from openlineage.client.serde import Serde
 from iceberg_lineage.delivery.breaker import Breaker, past_deadline
 from iceberg_lineage.delivery.client import describe_transport
 from iceberg_lineage.delivery.spool import Spool, SpoolError, dataset_keys
+from iceberg_lineage.lineage.profiles import shape
 from iceberg_lineage.delivery.transports import (
     describe_error, is_disabled, is_rejection, prepare_client, send_tapped, transports_of,
 )
@@ -71,6 +72,7 @@ class Delivery:
         self._unwritable: str | None = None
         self._destination = None if self._client is None else scrub(describe_transport(self._client))
         self._breaker = Breaker(settings.delivery_breaker_cooldown_s)
+        self._settings = settings
         if self._client is not None:
             prepare_client(self._client)
 
@@ -84,15 +86,28 @@ class Delivery:
         with self._lock:
             return DeliveryStats(**self._counts)
 
+    def _shaped(self, event: Any) -> Sequence[Any]:
+        """The events one built event goes out as under the consumer profile (:func:`~iceberg_lineage.lineage.
+        profiles.shape`: the one place a profile is applied); what it trimmed or left out is logged."""
+        shaped = shape(event, self._settings)
+        for note in shaped.notes:
+            log.warning("consumer profile %s: %s", self._settings.consumer_profile, note)
+        return shaped.events
+
     def emit(self, event: Any) -> DeliveryResult:
-        """Send one event; if the transport refuses it or cannot be reached, spool it. Spool it unsent while the
-        breaker is open, past the send deadline, or behind a spooled event of its run or of one of its datasets."""
+        """Send one event, shaped by the consumer profile; if the transport refuses it or cannot be reached, spool
+        it. Spool it unsent while the breaker is open, past the send deadline, or behind a spooled event of its run or
+        of one of its datasets. An event sent as several reports the first of their results that is not delivered."""
+        results = [self._emit(part) for part in self._shaped(event)]
+        return next((r for r in results if r.status != "delivered"), results[-1])
+
+    def _emit(self, event: Any) -> DeliveryResult:
         if self._client is None:
             return self._count(DeliveryResult("disabled"))
         why_not = ("not sent: delivery deadline passed" if past_deadline() else None) or self._breaker.why_open() \
             or self._behind(event)
         if why_not:
-            return self.spool(event, why_not)
+            return self._spool_one(event, why_not)
         client = self._client
         attempt = send_tapped(lambda: client.emit(event))
         if not attempt.errors:
@@ -135,8 +150,12 @@ class Delivery:
         the client exactly as ``emit`` would send it; ``reason`` is kept as its last error."""
         if self._client is None:
             return self._count(DeliveryResult("disabled"))
+        results = [self._spool_one(part, reason) for part in self._shaped(event)]
+        return next((r for r in results if r.status != "delivered"), results[-1])
+
+    def _spool_one(self, event: Any, reason: str) -> DeliveryResult:
         client = self._client
-        prepared = send_tapped(lambda: client.emit(event), dry=True).event
+        prepared = send_tapped(lambda: client.emit(event), dry=True).event  # type: ignore[union-attr]
         if prepared is None:  # the client's filters dropped it: nothing to keep
             return self._count(DeliveryResult("delivered"))
         return self._count(self._spool_event(prepared, reason))

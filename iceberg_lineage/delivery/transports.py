@@ -2,7 +2,8 @@
 
 Retries stay openlineage-python's (its HTTP transport retries through urllib3); we add 429 to the statuses it
 retries, bound how long a ``Retry-After`` may make it wait, and never retry a POST after a read timeout (the server
-may have it: the event is spooled, and a replay may repeat it).
+may have it: the event is spooled, and a replay may repeat it). A Kafka transport confirms each message by its
+delivery report (:mod:`~iceberg_lineage.delivery.kafka`).
 
 To see what the transport refused, the client's transports are tapped in place (their ``emit`` is wrapped on the
 instance; classes, kinds and configs are untouched). The tap records the event exactly as the client hands it to
@@ -19,9 +20,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from openlineage.client.transport.composite import CompositeTransport
 from openlineage.client.transport.http import HttpTransport
+from openlineage.client.transport.kafka import KafkaTransport
 from openlineage.client.transport.noop import NoopTransport
 from urllib3.exceptions import ResponseError
 from urllib3.util import Retry
+
+from iceberg_lineage.delivery.kafka import KafkaNotAcknowledged, confirm_deliveries
 
 if TYPE_CHECKING:
     from openlineage.client import OpenLineageClient
@@ -129,6 +133,8 @@ def prepare_client(client: OpenLineageClient) -> None:
     for transport in transports_of(client.transport):
         if isinstance(transport, HttpTransport):
             _harden_http(transport)
+        elif isinstance(transport, KafkaTransport):
+            confirm_deliveries(transport)
     _tap_tree(client.transport)
 
 
@@ -165,6 +171,8 @@ def _status_code(exc: BaseException) -> int | None:
 def describe_error(exc: BaseException) -> str:
     exc = _origin(exc)
     name = type(exc).__name__
+    if isinstance(exc, KafkaNotAcknowledged):
+        return f"{name}: {exc.reason}"
     status = _status_code(exc)
     if status is not None:
         return f"{name}: HTTP {status}"

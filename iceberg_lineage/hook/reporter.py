@@ -22,8 +22,10 @@ from openlineage.client.event_v2 import RunEvent, RunState
 from iceberg_lineage.config import Settings, load_settings
 from iceberg_lineage.delivery.delivery import DeliveryResult
 from iceberg_lineage.delivery.emitter import EMITTERS
+from iceberg_lineage.delivery.webhook import announce
 from iceberg_lineage.hook.context import OpenRun, current_run
 from iceberg_lineage.hook.ledger import LEDGER, LEDGER_STATUSES
+from iceberg_lineage.lineage.checks import commit_alert_runs, schema_changed
 from iceberg_lineage.lineage.events import snapshot_run_id
 from iceberg_lineage.lineage.pyiceberg import (
     COMMIT_ENGINE, CatalogChange, Commit, FailedCommit, Scan, TableCapture, catalog_events, commit_events,
@@ -109,6 +111,13 @@ class Captured:
                           {sid: owner.run_id for sid, owner in commit.owners.items()})
 
 
+def schema_alert_events(commit: Commit, settings: Settings) -> list[RunEvent]:
+    """A commit's schema alerts, on the emitter's thread: announced (log line, webhook), and their checks runs."""
+    alerts, events = commit_alert_runs(commit, settings)
+    announce(alerts, settings)
+    return events
+
+
 # -- the reporter ------------------------------------------------------------------------------------------------------
 
 
@@ -190,6 +199,9 @@ class OpenLineageMetricsReporter:
             outcome.duration_ns // 1_000_000,
         )
         self._submit(run, commit_events, commit)
+        if schema_changed(commit):  # its own checks run, outside any run context and under its own job name
+            emitter = EMITTERS.emitter_for(self.client, self.settings)
+            emitter.submit(Captured(schema_alert_events, commit, self.settings))
 
     def after_scan(self, outcome: ScanOutcome) -> None:
         table = outcome.table

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from typing import Any, Callable, Iterable, Literal, TypeVar
+import json
+from typing import Any, Callable, Iterable, Literal, Mapping, TypeVar
 from uuid import UUID
 
 import attr
@@ -27,16 +28,16 @@ from openlineage.client.uuid import generate_static_uuid
 from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage.facets import COMMIT_REPORT_KEY, STATISTICS_KEY
 from iceberg_lineage.lineage import facets as fb
+from iceberg_lineage.lineage.budget import trim
 from iceberg_lineage.read.metadata import Schema
 from iceberg_lineage.lineage.naming import dataset_identity, table_parts
-from iceberg_lineage.lineage.serde import to_json
+from iceberg_lineage.lineage.runs import application_of, application_ref, parent_facet
+from iceberg_lineage.lineage.serde import from_json, to_json
 from iceberg_lineage.lineage.tags import Ownership
 from iceberg_lineage.read.source import LoadedTable
+from iceberg_lineage.stats import snapshot_stats, table_history
 from iceberg_lineage.stats.model import SnapshotStats, TableHistory
 
-#: An event larger than this is refused by common backends (Marquez, Kafka defaults); per-column detail is dropped
-#: from the statistics facets to stay below it.
-MAX_EVENT_BYTES = 1_000_000
 #: Job-name suffix of snapshots whose summary names no engine.
 DEFAULT_ENGINE = "commit"
 
@@ -107,27 +108,30 @@ def _snapshot_facets(
     settings: Settings,
     change: dict[str, Any] | None,
     capture: dt.datetime,
-    with_columns: bool,
 ) -> dict[str, Any]:
     facets = _table_facets(table, settings, _snapshot_schema(table, stats))
     facets["version"] = fb.version_facet(stats.snapshot_id)
-    facets["dataQualityMetrics"] = fb.data_quality_facet(stats, capture, with_columns=with_columns)
-    facets[STATISTICS_KEY] = fb.statistics_facet(stats, change, with_columns=with_columns)
+    facets["dataQualityMetrics"] = fb.data_quality_facet(stats, capture)
+    facets[STATISTICS_KEY] = fb.statistics_facet(stats, change)
     return facets
 
 
 _E = TypeVar("_E", RunEvent, DatasetEvent)
 
 
-def _fit(build: Callable[[bool], _E], stats: SnapshotStats | None) -> _E:
-    """Build an event with per-column detail, or without it when that would exceed :data:`MAX_EVENT_BYTES`.
+def _fit(build: Callable[[], _E], stats: SnapshotStats | None, max_bytes: int) -> _E:
+    """Build an event, trimmed to ``events.max_bytes`` (:mod:`~iceberg_lineage.lineage.budget`) when over it.
 
-    Only events with column statistics are measured: without them there is nothing to drop, and serialising
-    to measure would double the cost of every hook event."""
-    event = build(True)
-    if stats is None or not stats.columns or len(to_json(event).encode()) <= MAX_EVENT_BYTES:
+    Only events with column statistics are measured here: without them an event is far smaller, and serialising
+    to measure would double the cost of every hook event (a consumer profile with a lower limit measures every
+    event before it is sent)."""
+    event = build()
+    if stats is None or not stats.columns:
         return event
-    return build(False)
+    text = to_json(event)
+    if len(text.encode()) <= max_bytes:
+        return event
+    return from_json(json.dumps(trim(json.loads(text), max_bytes).doc, sort_keys=True))
 
 
 def _now() -> dt.datetime:
@@ -164,9 +168,12 @@ def snapshot_run_event(
     engine_name = engine or snapshot_engine(summary)
     capture = capture_time or _now()
 
+    application = application_of(summary)
     run_facets = _present({
         "externalQuery": fb.external_query_facet(summary),
         "processing_engine": fb.processing_engine_facet(summary),
+        # the engine application that committed (spark.app.id, flink.job-id): the bridge's application run
+        "parent": parent_facet(application_ref(*application, settings.job_namespace)) if application else None,
     })
     output_facets = _present({
         "outputStatistics": fb.output_statistics_facet(stats),
@@ -175,8 +182,8 @@ def snapshot_run_event(
         ),
     })
 
-    def build(with_columns: bool) -> RunEvent:
-        facets = _snapshot_facets(table, stats, settings, change, capture, with_columns)
+    def build() -> RunEvent:
+        facets = _snapshot_facets(table, stats, settings, change, capture)
         if lifecycle is not None:
             facets["lifecycleStateChange"] = fb.lifecycle_facet(lifecycle)
         return RunEvent(
@@ -191,7 +198,7 @@ def snapshot_run_event(
             producer=fb.PRODUCER,
         )
 
-    return _fit(build, stats)
+    return _fit(build, stats, settings.events_max_bytes)
 
 
 def snapshot_start_event(complete: RunEvent) -> RunEvent:
@@ -229,6 +236,24 @@ def owned_run_events(event: RunEvent, owner: Ownership) -> list[RunEvent]:
     )]
 
 
+def snapshot_runs(
+    table: LoadedTable, snapshot_ids: Iterable[int], settings: Settings, *, depth: str,
+    owners: Mapping[int, Ownership] | None = None, capture_time: dt.datetime | None = None,
+    executor: Any = None, cache: Any = None,
+) -> dict[int, list[RunEvent]]:
+    """The events each snapshot's run is reported with, as the scanner and the REST bridge send them: its COMPLETE
+    run (:func:`snapshot_run_event`) at ``depth``, or for a snapshot in ``owners`` (tagged by the hook) the rebuild
+    of its owner's events (:func:`owned_run_events`)."""
+    history = table_history(table, depth=depth, columns=settings.columns,  # type: ignore[arg-type]
+                            snapshot_ids=list(snapshot_ids), executor=executor, cache=cache)
+    runs: dict[int, list[RunEvent]] = {}
+    for stats in history:
+        event = snapshot_run_event(table, stats, settings, capture_time=capture_time)
+        owner = (owners or {}).get(stats.snapshot_id)
+        runs[stats.snapshot_id] = owned_run_events(event, owner) if owner is not None else [event]
+    return runs
+
+
 def history_events(
     table: LoadedTable, history: TableHistory | Iterable[SnapshotStats], settings: Settings, *,
     capture_time: dt.datetime | None = None,
@@ -255,18 +280,18 @@ def dataset_event(
     capture = capture_time or _now()
     when = fb.ms_to_datetime(stats.timestamp_ms) if stats is not None else fb.ms_to_datetime(md.last_updated_ms or 0)
 
-    def build(with_columns: bool) -> DatasetEvent:
+    def build() -> DatasetEvent:
         if stats is None:
             facets = _table_facets(table, settings, md.current_schema)
         else:
-            facets = _snapshot_facets(table, stats, settings, None, capture, with_columns)
+            facets = _snapshot_facets(table, stats, settings, None, capture)
         return DatasetEvent(
             eventTime=fb.iso_time(when),
             dataset=StaticDataset(namespace=identity.namespace, name=identity.name, facets=facets),
             producer=fb.PRODUCER,
         )
 
-    return _fit(build, stats)
+    return _fit(build, stats, settings.events_max_bytes)
 
 
 def lifecycle_event(
@@ -309,3 +334,28 @@ def lifecycle_event(
         producer=fb.PRODUCER,
     )
 
+
+
+def alter_event(
+    table: LoadedTable, settings: Settings, *, base_refs: Iterable[str], base_schema_id: int | None,
+    engine: str = "catalog", run_id: UUID | str | None = None, event_time: dt.datetime | None = None,
+) -> RunEvent:
+    """A metadata-only change (schema, spec, properties, refs): ALTER, with the schema diff from ``base_schema_id``
+    and the refs in ``icebergTableStatistics``. Without ``run_id`` the id is :func:`lifecycle_run_id`'s.
+
+    The statistics are those of the snapshot a new branch or tag points at (its name is then in ``refs``), else
+    of the current snapshot; a table without snapshots gets no statistics facet (it has nothing to count).
+    """
+    event = lifecycle_event(table, "ALTER", settings, engine=engine, run_id=run_id, event_time=event_time)
+    md = table.metadata
+    known = set(base_refs)
+    new_refs = [ref for name, ref in md.refs.items() if name not in known]
+    snapshot_id = new_refs[0].snapshot_id if new_refs else md.current_snapshot_id
+    if snapshot_id is None or md.snapshot_by_id(snapshot_id) is None:
+        return event
+    old_schema = md.schemas.get(base_schema_id) if base_schema_id is not None else None
+    change = fb.schema_change(old_schema, md.current_schema) if old_schema is not None else None
+    stats = snapshot_stats(table, snapshot_id, depth="summary")
+    dataset = event.outputs[0]
+    facets = {**dataset.facets, STATISTICS_KEY: fb.statistics_facet(stats, change)}
+    return attr.evolve(event, outputs=[attr.evolve(dataset, facets=facets)])

@@ -111,9 +111,11 @@ def _first(props: Mapping[str, str], *keys: str) -> str | None:
     return None
 
 
-def catalog_identifier(table: LoadedTable, env: Mapping[str, str] | None = None) -> Identifier | None:
+def catalog_identifier(table: LoadedTable, env: Mapping[str, str] | None = None,
+                       rest_uri: str | None = None) -> Identifier | None:
     """The catalog's name for the table (type ``TABLE``), or ``None`` for a bare metadata file or when the
-    catalog does not say enough to name it (see the module docstring)."""
+    catalog does not say enough to name it (see the module docstring). ``rest_uri`` (``naming.rest_uri``) names a
+    REST catalog's tables instead of its ``uri``: the REST bridge's public URI, which engines behind it see."""
     if table.catalog_type in (None, "static") or not table.identifier:
         return None
     env = os.environ if env is None else env
@@ -139,7 +141,7 @@ def catalog_identifier(table: LoadedTable, env: Mapping[str, str] | None = None)
     if kind in ("hadoop", "in-memory"):
         warehouse = props.get("warehouse")
         return Identifier(_warehouse_location(warehouse), dotted) if warehouse else None
-    uri = props.get("uri")
+    uri = rest_uri if kind == "rest" and rest_uri else props.get("uri")
     if uri:
         return Identifier(strip_userinfo(uri).rstrip("/"), dotted)
     warehouse = props.get("warehouse")
@@ -149,7 +151,7 @@ def catalog_identifier(table: LoadedTable, env: Mapping[str, str] | None = None)
 def dataset_identity(table: LoadedTable, settings: Settings, env: Mapping[str, str] | None = None) -> DatasetIdentity:
     """Primary namespace and name plus symlinks, following ``naming.primary``."""
     loc_ns, loc_name = location_identity(table.metadata.location)
-    catalog = catalog_identifier(table, env)
+    catalog = catalog_identifier(table, env, settings.naming_rest_uri)
     if catalog is None:
         return DatasetIdentity(loc_ns, loc_name, ())
     if settings.naming_primary == "table":

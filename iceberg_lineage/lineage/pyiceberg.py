@@ -9,7 +9,6 @@ hook queues any capture the same way.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Collection, Mapping
 
@@ -19,7 +18,6 @@ from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run as
 from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage import events as ev
 from iceberg_lineage.lineage import facets as fb
-from iceberg_lineage.lineage.facets import SCAN_REPORT_KEY, STATISTICS_KEY, ScanMetrics
 from iceberg_lineage.lineage.runs import Failure, new_run_id, now
 from iceberg_lineage.lineage.tags import Ownership
 from iceberg_lineage.read.source import LoadedTable, load_table_object
@@ -151,23 +149,10 @@ def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
 
 
 def alter_event(table: LoadedTable, base: TableMetadata, settings: Settings) -> RunEvent:
-    """A metadata-only commit: ALTER, with the schema diff and the refs in ``icebergTableStatistics``.
-
-    The statistics are those of the snapshot a new branch or tag points at (its name is then in ``refs``), else
-    of the current snapshot; a table without snapshots gets no statistics facet (it has nothing to count).
-    """
-    event = ev.lifecycle_event(table, "ALTER", settings, engine=COMMIT_ENGINE, run_id=new_run_id(), event_time=now())
-    md = table.metadata
-    new_refs = [ref for name, ref in md.refs.items() if name not in base.refs]
-    snapshot_id = new_refs[0].snapshot_id if new_refs else md.current_snapshot_id
-    if snapshot_id is None or md.snapshot_by_id(snapshot_id) is None:
-        return event
-    old_schema = md.schemas.get(base.current_schema_id)
-    change = fb.schema_change(old_schema, md.current_schema) if old_schema is not None else None
-    stats = snapshot_stats(table, snapshot_id, depth="summary")
-    dataset = event.outputs[0]
-    facets = {**dataset.facets, STATISTICS_KEY: fb.statistics_facet(stats, change)}
-    return attr.evolve(event, outputs=[attr.evolve(dataset, facets=facets)])
+    """A metadata-only commit seen by the hook: :func:`~iceberg_lineage.lineage.events.alter_event` against the
+    metadata the commit started from, as a fresh run of the hook's job."""
+    return ev.alter_event(table, settings, base_refs=base.refs, base_schema_id=base.current_schema_id,
+                          engine=COMMIT_ENGINE, run_id=new_run_id(), event_time=now())
 
 
 def failed_commit_events(failed: FailedCommit, settings: Settings) -> list[RunEvent]:
@@ -189,56 +174,39 @@ def failed_commit_events(failed: FailedCommit, settings: Settings) -> list[RunEv
     )]
 
 
-def _scan_metrics(outcome: ScanOutcome) -> dict[str, int]:
-    """The scan report's counters under the facet's camelCase names (those it has); planning time in ms."""
-    from scan_reporters.reports import kebab_to_camel
-
-    known = {a.name for a in attr.fields(ScanMetrics)}
-    values = {kebab_to_camel(name): value for name, value in outcome.report.scan_metrics.values().items()}
-    out = {name: value for name, value in values.items() if name in known}
-    if "totalPlanningDuration" in out:
-        out["totalPlanningDuration"] //= 1_000_000
-    return out
-
-
 def _scan_input(table: LoadedTable, scan: Scan, settings: Settings) -> InputDataset:
     """The table at the snapshot actually read (time travel included), with what the scan planned."""
     stats = snapshot_stats(table, scan.snapshot_id, depth="summary")
     state = ev.dataset_event(table, stats, settings).dataset
-    report = scan.outcome.report
-    filter_description = "" if report.filter is True else json.dumps(report.filter, sort_keys=True)
+    outcome = scan.outcome
     return InputDataset(
         namespace=state.namespace,
         name=state.name,
         facets=state.facets,
-        inputFacets={
-            "inputStatistics": fb.input_statistics_facet(
-                scan.outcome.result_records, scan.outcome.result_file_size_in_bytes, scan.outcome.result_data_files
-            ),
-            SCAN_REPORT_KEY: fb.scan_report_facet(
-                scan.snapshot_id,
-                filter_description=filter_description,
-                schema_id=report.schema_id,
-                projected_field_names=report.projected_field_names,
-                scan_metrics=_scan_metrics(scan.outcome),
-                metadata=report.metadata,
-            ),
-        },
+        inputFacets=fb.scan_report_input_facets(outcome.report, row_count=outcome.result_records,
+                                                size=outcome.result_file_size_in_bytes,
+                                                file_count=outcome.result_data_files),
     )
 
 
 def scan_events(scan: Scan, settings: Settings) -> list[RunEvent]:
     """A scan as its own COMPLETE run of job ``<ns>.<table>.scan``, the table at the snapshot read as input."""
     table = scan.table.loaded()
-    return [RunEvent(
+    return [scan_run_event(table, _scan_input(table, scan, settings), settings)]
+
+
+def scan_run_event(table: LoadedTable, dataset: InputDataset, settings: Settings) -> RunEvent:
+    """A scan outside any run (the hook's, or a scan report without an application id at the REST bridge): its own
+    COMPLETE run of job ``<ns>.<table>.scan`` with the table read as input."""
+    return RunEvent(
         eventType=RunState.COMPLETE,
         eventTime=fb.iso_time(now()),
         run=OLRun(runId=new_run_id()),
         job=Job(namespace=settings.job_namespace, name=ev.job_name(table, SCAN_ENGINE),
                 facets={"jobType": fb.job_type_facet("QUERY")}),
-        inputs=[_scan_input(table, scan, settings)],
+        inputs=[dataset],
         producer=fb.PRODUCER,
-    )]
+    )
 
 
 def catalog_events(change: CatalogChange, settings: Settings) -> list[RunEvent]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import traceback
+import uuid
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run as OLRun, RunEvent, RunState
 from openlineage.client.facet_v2 import error_message_run, parent_run, processing_engine_run
@@ -43,17 +44,51 @@ class RunRef:
     def run_facets(self) -> dict[str, Any]:
         facets: dict[str, Any] = {"processing_engine": _engine_facet()}
         if self.parent is not None:
-            root = self.root
-            facets["parent"] = parent_run.ParentRunFacet(
-                run=parent_run.Run(runId=self.parent.run_id),
-                job=parent_run.Job(namespace=self.parent.job_namespace, name=self.parent.job_name),
-                root=parent_run.Root(
-                    run=parent_run.RootRun(runId=root.run_id),
-                    job=parent_run.RootJob(namespace=root.job_namespace, name=root.job_name),
-                ),
-                producer=fb.PRODUCER,
-            )
+            facets["parent"] = parent_facet(self.parent)
         return facets
+
+
+def parent_facet(parent: RunRef) -> parent_run.ParentRunFacet:
+    """The ``parent`` facet of a run nested in ``parent`` (its root: the outermost run)."""
+    root = parent.root
+    return parent_run.ParentRunFacet(
+        run=parent_run.Run(runId=parent.run_id),
+        job=parent_run.Job(namespace=parent.job_namespace, name=parent.job_name),
+        root=parent_run.Root(
+            run=parent_run.RootRun(runId=root.run_id),
+            job=parent_run.RootJob(namespace=root.job_namespace, name=root.job_name),
+        ),
+        producer=fb.PRODUCER,
+    )
+
+
+# -- engine applications (a Spark application, a Flink job) ---------------------------------------------------------
+
+#: Fixed namespace of :func:`application_run_id` (never change it: runIds already sent would no longer match).
+APPLICATION_NAMESPACE = uuid.UUID("6f1c3b9e-2d4a-5e8f-9b7c-1a2d3e4f5a6b")
+#: Summary keys that name the application that committed, and the engine they belong to.
+APPLICATION_KEYS = (("spark.app.id", "spark"), ("flink.job-id", "flink"))
+
+
+def application_of(values: Mapping[str, str] | None) -> tuple[str, str] | None:
+    """(engine, application id) from a snapshot summary (``spark.app.id``, ``flink.job-id``) or a metrics report's
+    metadata (``app-id`` with ``engine-name``, as Iceberg Java fills it); None when it names no application."""
+    values = values or {}
+    for key, engine in APPLICATION_KEYS:
+        if values.get(key):
+            return engine, str(values[key])
+    engine, app_id = values.get("engine-name"), values.get("app-id")
+    return (str(engine).lower(), str(app_id)) if engine and app_id else None
+
+
+def application_run_id(engine: str, app_id: str) -> str:
+    """The run id of an engine's application: the same from the bridge (reports) and the scanner (summaries)."""
+    return str(uuid.uuid5(APPLICATION_NAMESPACE, f"{engine}\x1f{app_id}"))
+
+
+def application_ref(engine: str, app_id: str, job_namespace: str) -> RunRef:
+    """The application's run: job ``<engine>.application``, one job per engine (no report names the application)."""
+    return RunRef(application_run_id(engine, app_id), job_namespace, f"{engine}.application")
 
 
 def _engine_facet() -> processing_engine_run.ProcessingEngineRunFacet:

@@ -24,6 +24,7 @@ from iceberg_lineage.delivery.client import describe_transport, make_client
 from iceberg_lineage.delivery.delivery import Delivery
 from iceberg_lineage.delivery.emitter import EMITTERS, Emitter
 from iceberg_lineage.hook import observe
+from iceberg_lineage.jobs import JobsReport, jobs_of_events
 from iceberg_lineage.notebook import html as h
 
 if TYPE_CHECKING:
@@ -205,6 +206,12 @@ class Session:
         self.flush()
         sent = list(self.recorder.sent) if self.recorder is not None else []
         return EventLog([EmittedEvent(text) for text in sent])
+
+    def jobs(self, *, since: Any = None, job: Any = (), max_failure_rate: Any = None) -> JobsReport:
+        """Runs, failure rates and durations of the jobs in the events this session sent (as ``jobs(...)``)."""
+        self.flush()
+        sent = list(self.recorder.sent) if self.recorder is not None else []
+        return jobs_of_events(sent, source="session", since=since, job=job, max_failure_rate=max_failure_rate)
 
     @property
     def delivery(self) -> Delivery:

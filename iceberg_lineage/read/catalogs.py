@@ -12,7 +12,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
 from iceberg_lineage.errors import CatalogError, ConfigError
 from iceberg_lineage.redact import scrub
@@ -251,3 +251,33 @@ def _flat(conf: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
         else:
             out[f"{prefix}{k}"] = str(v)
     return out
+
+
+class NamespaceListing(NamedTuple):
+    """One namespace of a catalog walk: its tables, or why they could not be listed."""
+
+    namespace: tuple[str, ...]
+    tables: tuple[tuple[str, ...], ...]
+    error: str | None = None
+
+
+def walk_namespaces(catalog: Any, roots: Sequence[tuple[str, ...]] = ((),)) -> Iterator[NamespaceListing]:
+    """Every namespace under ``roots`` (nested ones too) of a PyIceberg catalog with its tables, lazily, depth
+    first; a namespace that cannot be listed is yielded with its error and the walk goes on. The root ``()`` has
+    no tables of its own."""
+    stack = list(reversed(roots))
+    seen: set[tuple[str, ...]] = set()
+    while stack:
+        namespace = stack.pop()
+        if namespace in seen:
+            continue
+        seen.add(namespace)
+        try:
+            children = [tuple(c) for c in catalog.list_namespaces(namespace)]
+            tables = tuple(tuple(t) for t in catalog.list_tables(namespace)) if namespace else ()
+        except Exception as exc:  # noqa: BLE001 - one namespace must not stop the walk
+            yield NamespaceListing(namespace, (), one_line(exc))
+            continue
+        yield NamespaceListing(namespace, tables)
+        # Some catalogs list every level below (or the namespace itself); keep strict children only.
+        stack.extend(reversed([c for c in children if len(c) > len(namespace) and c[: len(namespace)] == namespace]))

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from iceberg_lineage.errors import CatalogError
-from iceberg_lineage.read.catalogs import CatalogSpec, one_line
+from iceberg_lineage.read.catalogs import CatalogSpec, walk_namespaces
 
 
 @dataclass(frozen=True)
@@ -60,22 +60,8 @@ def discover(spec: CatalogSpec, filters: TableFilter) -> Iterator[NamespaceListe
     except CatalogError as exc:
         yield NamespaceListed(spec.name, (), exc.reason)
         return
-    stack: list[tuple[str, ...]] = list(reversed(filters.roots()))
-    seen: set[tuple[str, ...]] = set()
-    while stack:
-        namespace = stack.pop()
-        if namespace in seen:
-            continue
-        seen.add(namespace)
-        try:
-            children = [tuple(c) for c in catalog.list_namespaces(namespace)]
-            tables = [tuple(t) for t in catalog.list_tables(namespace)] if namespace else []
-        except Exception as exc:  # noqa: BLE001 - one namespace must not stop the walk
-            yield NamespaceListed(spec.name, namespace, one_line(exc))
-            continue
-        yield NamespaceListed(spec.name, namespace)
-        for identifier in tables:
+    for listing in walk_namespaces(catalog, filters.roots()):
+        yield NamespaceListed(spec.name, listing.namespace, listing.error)
+        for identifier in listing.tables:
             if filters.wants(spec.name, identifier):
                 yield TableListed(spec, identifier)
-        # Some catalogs list every level below (or the namespace itself); keep strict children only.
-        stack.extend(reversed([c for c in children if len(c) > len(namespace) and c[: len(namespace)] == namespace]))

@@ -181,6 +181,7 @@ class _Driver:
         history = self.options.mode == "history"
         items = [i for i in result.items if not history or i.snapshot_id not in watermark.emitted]
         sent, stop = self._send(self._confirmed(result.identity, items) if history else items)
+        self._announce(sent)
         recorded = tuple(
             EmittedSnapshot(i.snapshot_id, i.sequence_number, i.timestamp_ms, "hook" if i.by_hook else "scan", i.run_id)
             for i, _ in sent
@@ -202,6 +203,15 @@ class _Driver:
         if stop is not None:
             return self._stopped(outcome, stop, f"snapshot {items[len(sent)].snapshot_id}")
         return outcome
+
+    def _announce(self, sent: list[tuple[PendingEvent, list[str]]]) -> None:
+        """The schema alerts of the snapshots whose events were sent (not of those the hook delivered: it announced
+        them), unless this is a dry run."""
+        found = [a for item, _ in sent if item.texts for a in item.alerts]
+        if found and not self.options.dry_run:
+            from iceberg_lineage.delivery.webhook import announce  # openlineage's HTTP transport: heavy
+
+            announce(found, self.settings)
 
     def _confirmed(self, identity: str, items: list[PendingEvent]) -> list[PendingEvent]:
         """Tagged snapshots the ledger knows as delivered by now need no event: the task may have been built before

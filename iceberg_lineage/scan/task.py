@@ -15,7 +15,7 @@ from iceberg_lineage.read.metadata import MetadataFile
 from iceberg_lineage.read.source import LoadedTable, load_table_object
 from iceberg_lineage.scan.summary import Gap, TableFailure
 from iceberg_lineage.state.store import Watermark
-from iceberg_lineage.stats import ManifestCache, snapshot_stats, table_history
+from iceberg_lineage.stats import ManifestCache, snapshot_stats
 from iceberg_lineage.stats.parallel import manifest_pool
 
 Mode = Literal["history", "current"]
@@ -51,6 +51,8 @@ class PendingEvent:
     run_id: str | None
     texts: tuple[str, ...]
     owned: bool = False
+    #: Schema-change alerts of the snapshot (its checks run is the last of ``texts``): announced once it is sent.
+    alerts: tuple = ()
 
     @property
     def by_hook(self) -> bool:
@@ -103,8 +105,9 @@ def _scan_table(task: TableTask) -> TableResult:
 
 
 def _current_items(task: TableTask, table: LoadedTable, watermark: Watermark) -> tuple[PendingEvent, ...]:
-    """``--mode current``: one DatasetEvent of the current snapshot, unless it is the one sent last time."""
-    from iceberg_lineage.lineage.events import dataset_event
+    """``--mode current``: one DatasetEvent of the current snapshot (a RunEvent-only consumer profile: the current
+    snapshot's run), unless it is the one sent last time."""
+    from iceberg_lineage.lineage.profiles import current_state_event
     from iceberg_lineage.lineage.serde import to_json
 
     md = table.metadata
@@ -112,7 +115,7 @@ def _current_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
     if sid is None or sid == watermark.current_snapshot_id:
         return ()
     stats = snapshot_stats(table, sid, depth=task.depth, columns=task.settings.columns, executor=manifest_pool())
-    event = to_json(dataset_event(table, stats, task.settings, capture_time=task.capture_time))
+    event = to_json(current_state_event(table, stats, task.settings, capture_time=task.capture_time))
     snap = md.snapshot_by_id(sid)
     return (PendingEvent(sid, snap.sequence_number, snap.timestamp_ms, None, (event,)),)  # type: ignore[union-attr]
 
@@ -126,24 +129,27 @@ def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
               if s.snapshot_id not in watermark.hook_delivered and (owner := ownership(s.summary)) is not None}
     to_walk = [s.snapshot_id for s in new if not tagged(s.summary) or s.snapshot_id in owners]
     events: dict[int, tuple[str, tuple[str, ...]]] = {}
+    alerts: dict[int, tuple] = {}
     if to_walk:
-        from iceberg_lineage.lineage.events import owned_run_events, snapshot_run_event
+        from iceberg_lineage.lineage.events import snapshot_runs
         from iceberg_lineage.lineage.serde import to_json
 
-        history = table_history(
-            table, depth=task.depth, columns=task.settings.columns, snapshot_ids=to_walk, executor=manifest_pool(),
-            cache=ManifestCache(),
-        )
-        for stats in history:
-            event = snapshot_run_event(table, stats, task.settings, capture_time=task.capture_time)
-            owner = owners.get(stats.snapshot_id)
-            built = owned_run_events(event, owner) if owner is not None else [event]
-            events[stats.snapshot_id] = (built[-1].run.runId, tuple(to_json(e) for e in built))
+        runs = snapshot_runs(table, to_walk, task.settings, depth=task.depth, owners=owners,
+                             capture_time=task.capture_time, executor=manifest_pool(), cache=ManifestCache())
+        for snapshot_id, built in runs.items():
+            events[snapshot_id] = (built[-1].run.runId, tuple(to_json(e) for e in built))
+        from iceberg_lineage.lineage.checks import snapshot_alert_run
+
+        for snapshot_id in runs:  # a schema change: the snapshot's checks run follows its own events
+            found, check = snapshot_alert_run(table, snapshot_id, task.settings)
+            if check is not None:
+                run_id, texts = events[snapshot_id]
+                events[snapshot_id], alerts[snapshot_id] = (run_id, (*texts, to_json(check))), found
     items = []
     for s in new:
         run_id, texts = events.get(s.snapshot_id, (s.summary.get(RUN_ID_PROPERTY), ()))
         items.append(PendingEvent(s.snapshot_id, s.sequence_number, s.timestamp_ms, run_id, texts,
-                                  owned=tagged(s.summary)))
+                                  owned=tagged(s.summary), alerts=alerts.get(s.snapshot_id, ())))
     return tuple(items)
 
 

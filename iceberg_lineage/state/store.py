@@ -6,7 +6,8 @@ it (same runId) next time, never loses it. A file lock next to the database keep
 
 The same file holds the delivery ledger (``ledger``): the snapshots whose events the hook delivered or spooled. It
 is written by hooked processes without the lock (SQLite serialises writers). Schema version 1 files (before the
-ledger) are migrated in place on first writable open; read-only, they read as an empty ledger.
+ledger) are migrated in place on first writable open; read-only, they read as an empty ledger. Version 3 adds the
+REST bridge's engine applications (:mod:`iceberg_lineage.state.applications`).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from typing import Callable, Iterator, Mapping
 
 from iceberg_lineage.errors import ConfigError, IcebergLineageError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -51,7 +52,51 @@ CREATE TABLE IF NOT EXISTS ledger (    -- since schema version 2: tagged snapsho
     recorded_at REAL NOT NULL,
     PRIMARY KEY (identity, snapshot_id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS app_runs (  -- since schema version 3: the REST bridge's open and completed applications
+    run_id TEXT PRIMARY KEY,
+    engine TEXT NOT NULL,
+    app_id TEXT NOT NULL,
+    engine_version TEXT,
+    status TEXT NOT NULL,              -- 'open', then 'complete' (idle timeout, shutdown, restart)
+    started_at REAL NOT NULL,
+    last_activity REAL NOT NULL,
+    owner TEXT NOT NULL,               -- the bridge process that completes it (host:pid:token), while its lease holds
+    lease_until REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS app_reads (
+    run_id TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    name TEXT NOT NULL,
+    snapshot_id INTEGER,               -- the snapshot read last
+    read_at REAL NOT NULL,
+    PRIMARY KEY (run_id, namespace, name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS held_commits (  -- per-snapshot COMPLETEs waiting for the engine's commit report
+    table_key TEXT NOT NULL,           -- JSON [prefix, namespace..., table] as the REST path names it
+    snapshot_id INTEGER NOT NULL,
+    identity TEXT,
+    event TEXT,                        -- the COMPLETE's JSON (kept once sent, for a late report's OTHER event)
+    report TEXT,                       -- the CommitReport's JSON, when it came before the commit was relayed
+    status TEXT NOT NULL,              -- 'waiting', 'sent', or 'report' (the report came first)
+    due REAL NOT NULL,                 -- 'waiting': when it goes out without its report; else when the row expires
+    owner TEXT NOT NULL,
+    lease_until REAL NOT NULL,
+    PRIMARY KEY (table_key, snapshot_id)
+) WITHOUT ROWID;
 """
+
+
+def prepare(db: sqlite3.Connection) -> None:
+    """Create a writable state file's tables, or migrate an older file to :data:`SCHEMA_VERSION` in place (every
+    migration so far only adds tables, which the DDL creates); refuses a newer file."""
+    db.executescript(_DDL)
+    db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    version = int(db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise ConfigError(f"state file has schema version {version}, expected {SCHEMA_VERSION}")
+    if version < SCHEMA_VERSION:
+        db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+    db.commit()
 
 
 class StateLockedError(IcebergLineageError):
@@ -141,21 +186,15 @@ class StateStore:
             # snapshots (same runIds); it can never record an event that was not delivered.
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_DDL)
-            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            self._db.commit()
+            try:
+                prepare(self._db)
+            except ConfigError as exc:
+                raise ConfigError(exc.reason, file=str(path)) from None
         version = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if version is not None and int(version[0]) > SCHEMA_VERSION:
             raise ConfigError(f"state file has schema version {version[0]}, expected {SCHEMA_VERSION}", file=str(path))
-        if version is not None and int(version[0]) < SCHEMA_VERSION and not readonly:
-            self._migrate()
         self._has_ledger = self._db.execute(
             "SELECT 1 FROM sqlite_master WHERE type='table' AND name='ledger'").fetchone() is not None
-
-    def _migrate(self) -> None:
-        """Version 1 -> 2: the ledger table (already created by the DDL above); the old tables are unchanged."""
-        with self._db:
-            self._db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
 
     # -- reads -------------------------------------------------------------------------------------------------------
     def get(self, identity: str) -> TrackedTable | None:

@@ -150,6 +150,8 @@ class SnapshotStats(JsonModel):
     delete_manifests: int | None = figure("delete manifests", "manifests.delete")
     partitions: tuple[PartitionCount, ...] | None = None
     file_sizes: FileSizeStats | None = None
+    #: Live records of each partition (every spec's), only when asked for (a check's ``partition_skew``).
+    partition_records: tuple[int, ...] | None = not_json(default=None)
     columns: Mapping[str, ColumnStats] = field(default_factory=lambda: _EMPTY)
     columns_omitted: tuple[str, ...] = ()
     sources: Mapping[str, Source] = field(default_factory=lambda: _EMPTY)

@@ -34,10 +34,12 @@ class PartialContext:
     bound_types: tuple[tuple[int, str | None], ...]
     small_file_threshold: int
     collect_paths: bool = False
+    #: Count live records per partition (a check's ``partition_skew``); off for everyone else.
+    partition_records: bool = False
 
     @property
     def key(self) -> tuple:
-        return (self.bound_types, self.small_file_threshold, self.collect_paths)
+        return (self.bound_types, self.small_file_threshold, self.collect_paths, self.partition_records)
 
     def decoders(self) -> dict[int, Decoder | None]:
         """Tracked field ids and their bound decoders (``None``: counts only, or a type without bounds)."""
@@ -80,6 +82,8 @@ class Partial:
     histogram: dict[int, int] = field(default_factory=dict)
     partitions: dict[int, set] = field(default_factory=dict)
     partition_files: dict[int, int] = field(default_factory=dict)
+    #: Live records per (spec id, partition), only when the context asks for them.
+    partition_rows: dict[tuple, int] | None = None
     columns: dict[int, list] = field(default_factory=dict)
     added: dict[int, list] = field(default_factory=dict)
     removed: dict[int, list] = field(default_factory=dict)
@@ -109,6 +113,10 @@ class Partial:
             self.partitions.setdefault(spec, set()).update(parts)
         for spec, n in other.partition_files.items():
             self.partition_files[spec] = self.partition_files.get(spec, 0) + n
+        if other.partition_rows is not None:
+            mine = self.partition_rows = self.partition_rows or {}
+            for key, rows in other.partition_rows.items():
+                mine[key] = mine.get(key, 0) + rows
         for fid, col in other.columns.items():
             mine = self.columns.get(fid)
             if mine is None:
@@ -183,6 +191,8 @@ def summarize_entries(entries: Iterator[dict], spec_id: int, ctx: PartialContext
     histogram = p.histogram
     threshold = ctx.small_file_threshold
     parts: set = p.partitions.setdefault(spec_id, set())
+    part_rows: dict[tuple, int] | None = {} if ctx.partition_records else None
+    p.partition_rows = part_rows
     hashes: set[bytes] | None = set() if ctx.collect_paths else None
     p.live_path_hashes = hashes
     n_entries = 0
@@ -210,7 +220,10 @@ def summarize_entries(entries: Iterator[dict], spec_id: int, ctx: PartialContext
                 if size < threshold:
                     p.small_files += 1
                 partition = df.get("partition")
-                parts.add(tuple(partition.values()) if partition else ())
+                key = tuple(partition.values()) if partition else ()
+                parts.add(key)
+                if part_rows is not None:
+                    part_rows[(spec_id, key)] = part_rows.get((spec_id, key), 0) + rc
                 if hashes is not None:
                     hashes.add(path_hash(df["file_path"]))
                 if counted:

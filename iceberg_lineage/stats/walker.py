@@ -6,6 +6,7 @@ cached by path, because manifests are immutable and a child snapshot reuses most
 """
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import Executor
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
@@ -120,6 +121,9 @@ def _snapshot_stats(
             for spec in sorted(set(partial.partitions) | {s for s, n in partial.partition_files.items() if n})
         )
         file_sizes = file_size_stats(partial, ctx.small_file_threshold)
+    per_partition = None
+    if partial is not None and partial.partition_rows is not None:
+        per_partition = tuple(partial.partition_rows.values())
     v = fig.values
     return SnapshotStats(
         snapshot_id=snapshot.snapshot_id,
@@ -134,6 +138,7 @@ def _snapshot_stats(
         depth=reached,
         partitions=partitions,
         file_sizes=file_sizes,
+        partition_records=per_partition,
         columns=MappingProxyType(col_stats),
         columns_omitted=omitted,
         sources=MappingProxyType(dict(fig.sources)),
@@ -174,9 +179,14 @@ def snapshot_stats(
     columns: ColumnSelection = ALL_COLUMNS,
     executor: Executor | None = None,
     cache: ManifestCache | None = None,
+    small_file_threshold: int | None = None,
+    partition_records: bool = False,
     **open_kwargs: Any,
 ) -> SnapshotStats:
-    """Statistics of one snapshot (the current one by default) of a table reference (see :func:`open_table`)."""
+    """Statistics of one snapshot (the current one by default) of a table reference (see :func:`open_table`).
+
+    For a check: ``small_file_threshold`` replaces the table's (half its target file size), ``partition_records``
+    counts live records per partition (``SnapshotStats.partition_records``, at ``depth="entries"``)."""
     _check_depth(depth)
     table = open_table(ref, **open_kwargs)
     md = table.metadata
@@ -186,8 +196,12 @@ def snapshot_stats(
     snapshot = md.snapshot_by_id(sid)
     if snapshot is None:
         raise IcebergLineageError(f"no snapshot {sid}", table=table.display_name, file=md.metadata_location)
+    ctx = partial_context(md, columns)
+    if small_file_threshold is not None or partition_records:
+        ctx = dataclasses.replace(ctx, small_file_threshold=small_file_threshold or ctx.small_file_threshold,
+                                  partition_records=partition_records)
     return _snapshot_stats(
-        table, snapshot, md.refs_by_snapshot(), depth, columns, partial_context(md, columns),
+        table, snapshot, md.refs_by_snapshot(), depth, columns, ctx,
         cache or ManifestCache(), _executor_or_default(executor, table), mode_history(table),
     )
 

@@ -6,8 +6,8 @@ import json
 from types import MappingProxyType
 
 from tests.support.olschema import validate_event
-from iceberg_lineage.config import Settings
-from iceberg_lineage.lineage.events import MAX_EVENT_BYTES, dataset_event, snapshot_run_event
+from iceberg_lineage.config import DEFAULT_EVENTS_MAX_BYTES as MAX_EVENT_BYTES, Settings
+from iceberg_lineage.lineage.events import dataset_event, snapshot_run_event
 from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.read.metadata_json import parse_metadata
 from iceberg_lineage.read.source import LoadedTable, RelocatingIO

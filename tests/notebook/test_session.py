@@ -87,8 +87,10 @@ def test_preview_scan_sends_and_records_nothing(sql_catalog, tmp_path):
 
     table = write_demo_table(sql_catalog, "db.orders", commits=6)
     preview = preview_scan(sql_catalog)
-    assert len(preview.events) == len(table.metadata.snapshots) == preview.summary.snapshots_emitted
-    assert [ev.data["outputs"][0]["facets"]["version"]["datasetVersion"] for ev in preview.events] == \
+    runs = preview.events.of_job(".commit")  # and the schema change's checks run (issue 18)
+    assert [ev.job for ev in preview.events.of_job(".checks")] == ["db.orders.checks"]
+    assert len(runs) == len(table.metadata.snapshots) == preview.summary.snapshots_emitted == len(preview.events) - 1
+    assert [ev.data["outputs"][0]["facets"]["version"]["datasetVersion"] for ev in runs] == \
         [str(s.snapshot_id) for s in table.metadata.snapshots]
     assert not (tmp_path / ".iceberg-lineage").exists()
     assert "iceberg-lineage scan (dry run)" in preview._repr_html_()

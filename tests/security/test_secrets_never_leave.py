@@ -121,7 +121,8 @@ def test_hook_events_and_logs_keep_no_secret(tmp_path, caplog):
     assert EMITTERS.flush_all(30)
     EMITTERS.shutdown()
     kinds = [json.loads(line)["job"]["name"] for line in events_file.read_text().splitlines()]
-    assert kinds == ["db.h.pyiceberg"] * 4 + ["db.h.scan"]  # CREATE, append (START, COMPLETE), ALTER, scan
+    # CREATE, append (START, COMPLETE), ALTER, the schema alert's checks run (issue 18), scan
+    assert kinds == ["db.h.pyiceberg"] * 4 + ["db.h.checks", "db.h.scan"]
     assert_no_leak_in_files(events_file)
     assert_no_leak(logs="\n".join(r.getMessage() for r in caplog.records), log_text=caplog.text)
 

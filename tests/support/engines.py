@@ -21,6 +21,8 @@ INTEROP = REPO / ".cache" / "interop"
 JARS = INTEROP / "jars"
 ICEBERG_JAR_GLOB = "iceberg-spark-runtime-3.5_2.12-*.jar"
 SQLITE_JDBC_JAR = Path("/usr/share/java/sqlite-jdbc.jar")
+#: S3A for the REST catalog's S3 storage (tests/support/rest_engines.py): hadoop-aws and the AWS SDK it names.
+S3A_JARS = (JARS / "hadoop-aws-3.3.4.jar", JARS / "aws-java-sdk-bundle-1.12.262.jar")
 JNI_DIR = Path("/usr/lib/x86_64-linux-gnu/jni")
 
 #: Spark catalogs of the session: a Hadoop catalog and a JDBC catalog (named as PyIceberg's SqlCatalog on it).
@@ -62,6 +64,35 @@ def missing(component: str) -> str | None:
         if SQLITE_JDBC_JAR.exists() and any(JNI_DIR.glob("libsqlitejdbc*")):
             return None
         return f"Debian's libxerial-sqlite-jdbc-java is not installed (make provision){_provision_error('sqlite-jdbc')}"
+    if component == "hadoop-aws":
+        if all(jar.exists() for jar in S3A_JARS):
+            return None
+        return f"no {' or '.join(j.name for j in S3A_JARS if not j.exists())} in {JARS} (make provision)" \
+               f"{_provision_error('hadoop-aws')}"
+    if component == "seaweedfs":
+        from tests.support.seaweed import missing_seaweed
+
+        return missing_seaweed()
+    if component == "duckdb":
+        from tests.support.duckdb_engine import missing_duckdb
+
+        return missing_duckdb()
+    if component == "sail":
+        from tests.support.sail import missing_sail
+
+        return missing_sail()
+    if component == "kafka":
+        from tests.support.kafka import missing_kafka
+
+        return missing_kafka()
+    if component in ("openmetadata", "datahub"):
+        from tests.support.consumers import missing_consumer
+
+        return missing_consumer(component)
+    if component == "openlineage-spark":
+        from tests.support.openlineage_spark import missing_openlineage_spark
+
+        return missing_openlineage_spark()
     raise ValueError(component)
 
 
@@ -77,7 +108,7 @@ def require(*components: str) -> None:
 
 def spark_conf(root: Path) -> dict[str, str]:
     """The session's configuration: local, on 127.0.0.1, no UI, quiet, short timeouts, both catalogs."""
-    jars = [str(iceberg_jar())] + ([str(SQLITE_JDBC_JAR)] if SQLITE_JDBC_JAR.exists() else [])
+    jars = [str(iceberg_jar())] + [str(jar) for jar in (SQLITE_JDBC_JAR, *S3A_JARS) if jar.exists()]
     log4j = root / "log4j2.properties"
     log4j.write_text(_LOG4J2)
     # C1 only and no code generation: the tests run many tiny statements, for which compiling costs more than it

@@ -12,9 +12,13 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 #: Types whose bounds Iceberg truncates (``truncate(16)``, the default mode of these tables).
 TRUNCATABLE = ("string", "binary")
@@ -180,10 +184,17 @@ def java_figures(spark, table: str, snapshot_id: int, types: dict[str, tuple[int
     }
 
 
-def column_types(metadata: str) -> dict[str, tuple[int, str]]:
+def column_types(metadata: str, io_properties: Mapping[str, str] | None = None) -> dict[str, tuple[int, str]]:
     """Top-level column name -> (field id, Iceberg type) in the current schema of a metadata file; Spark's
-    metadata tables name columns by it even at an older snapshot."""
-    doc = json.loads(Path(metadata.removeprefix("file:")).read_text())
+    metadata tables name columns by it even at an older snapshot. A file in object storage (``s3://``) is read with
+    PyIceberg's FileIO and ``io_properties``."""
+    if "://" in metadata and not metadata.startswith("file:"):
+        from pyiceberg.io import load_file_io
+
+        with load_file_io(dict(io_properties or {}), metadata).new_input(metadata).open() as stream:
+            doc = json.loads(stream.read())
+    else:
+        doc = json.loads(Path(metadata.removeprefix("file:")).read_text())
     schema = next(s for s in doc["schemas"] if s["schema-id"] == doc["current-schema-id"])
     return {f["name"]: (f["id"], f["type"]) for f in schema["fields"] if isinstance(f["type"], str)}
 
@@ -200,6 +211,17 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 def lineage_stats(metadata: str, *args: str) -> dict[str, Any]:
     """``iceberg-lineage stats --all-snapshots --format json`` of a metadata file, parsed."""
     return json.loads(run_cli("stats", "--metadata", metadata, "--all-snapshots", "--format", "json", *args).stdout)
+
+
+def catalog_stats(catalog: str, properties: Mapping[str, str], identifier: str, *args: str) -> dict[str, Any]:
+    """The same through a catalog, as a user configures one: ``.pyiceberg.yaml`` (in ``PYICEBERG_HOME``) gives
+    ``catalog`` its ``properties`` (with the FileIO's), and the CLI is asked ``--catalog NAME --table ID``."""
+    with tempfile.TemporaryDirectory(prefix="pyiceberg-home-") as home:
+        config = {"catalog": {catalog: dict(properties)}}
+        (Path(home) / ".pyiceberg.yaml").write_text(yaml.safe_dump(config))
+        proc = run_cli("stats", "--catalog", catalog, "--table", identifier, "--all-snapshots", "--format", "json",
+                       *args, env={"PYICEBERG_HOME": home})
+    return json.loads(proc.stdout)
 
 
 def _comparable(value: Any) -> Any:

@@ -8,14 +8,15 @@ from iceberg_lineage.lineage.facets.iceberg import (
     IcebergScanReportInputDatasetFacet, ScanMetrics,
 )
 from iceberg_lineage.lineage.facets.reports import (
-    ENVIRONMENT_KEYS, commit_report_facet, input_statistics_facet, output_statistics_facet, scan_report_facet,
+    ENVIRONMENT_KEYS, commit_report_facet, commit_report_facet_of, input_statistics_facet, output_statistics_facet,
+    scan_report_facet, scan_report_input_facets,
 )
 from iceberg_lineage.lineage.facets.run import (
     EXTERNAL_QUERY_KEYS, external_query_facet, job_type_facet, processing_engine_facet,
 )
 from iceberg_lineage.lineage.facets.statistics import (
-    STATISTICS_KEY, IcebergTableStatisticsDatasetFacet, data_quality_facet, schema_change, statistics_facet,
-    statistics_schema,
+    STATISTICS_KEY, IcebergTableStatisticsDatasetFacet, data_quality_facet, data_quality_input_facet, schema_change,
+    statistics_facet, statistics_schema,
 )
 from iceberg_lineage.lineage.facets.table import (
     SOURCE, STATIC_CATALOG_NAME, LifecycleStateChange, catalog_facet, dataset_type_facet, documentation_facet,
@@ -40,7 +41,9 @@ __all__ = [
     "ScanMetrics",
     "catalog_facet",
     "commit_report_facet",
+    "commit_report_facet_of",
     "data_quality_facet",
+    "data_quality_input_facet",
     "dataset_type_facet",
     "documentation_facet",
     "external_query_facet",
@@ -54,6 +57,7 @@ __all__ = [
     "processing_engine_facet",
     "removes_data",
     "scan_report_facet",
+    "scan_report_input_facets",
     "schema_change",
     "schema_facet",
     "snapshot_lifecycle",

@@ -1,21 +1,28 @@
 """Facets of what one commit wrote and one scan read: ``outputStatistics`` and ``icebergCommitReport``,
-``inputStatistics`` and ``icebergScanReport``."""
+``inputStatistics`` and ``icebergScanReport``, from snapshot statistics or from the engine's own reports."""
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+import json
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import attr
 from openlineage.client.facet_v2 import input_statistics_input_dataset, output_statistics_output_dataset
 
 from iceberg_lineage.lineage.facets.common import PRODUCED
 from iceberg_lineage.lineage.facets.iceberg import (
-    CommitMetrics, IcebergCommitReportOutputDatasetFacet, IcebergScanReportInputDatasetFacet, ScanMetrics,
+    SCAN_REPORT_KEY, CommitMetrics, IcebergCommitReportOutputDatasetFacet, IcebergScanReportInputDatasetFacet,
+    ScanMetrics,
 )
 from iceberg_lineage.stats.model import SnapshotStats
+
+if TYPE_CHECKING:
+    from scan_reporters.reports import CommitReport, ScanReport
 
 #: Summary keys Iceberg's environment context adds to every commit; they become the commit report's metadata.
 ENVIRONMENT_KEYS = ("engine-name", "engine-version", "app-id", "iceberg-version")
 _COMMIT_METRICS = frozenset(a.name for a in attr.fields(CommitMetrics))
+_SCAN_METRICS = frozenset(a.name for a in attr.fields(ScanMetrics))
+_NS_PER_MS = 1_000_000
 
 
 def output_statistics_facet(
@@ -81,5 +88,49 @@ def scan_report_facet(
         projectedFieldNames=list(projected_field_names) if projected_field_names is not None else None,
         scanMetrics=ScanMetrics(**dict(scan_metrics)) if scan_metrics else None,
         metadata=dict(metadata) if metadata else None,
+        **PRODUCED,
+    )
+
+
+def scan_report_input_facets(
+    report: ScanReport, *, row_count: int | None = None, size: int | None = None, file_count: int | None = None
+) -> dict[str, Any]:
+    """The input facets of one planned scan from its ScanReport (PyIceberg's through scan_reporters, or Iceberg
+    Java's posted to ``/metrics``): ``inputStatistics`` with the figures given, and ``icebergScanReport`` with the
+    report's own counters, its planning time in milliseconds as the facet's schema says."""
+    from scan_reporters.reports import kebab_to_camel
+
+    values = {kebab_to_camel(name): value for name, value in report.scan_metrics.values().items()}
+    metrics = {name: value for name, value in values.items() if name in _SCAN_METRICS}
+    if "totalPlanningDuration" in metrics:
+        metrics["totalPlanningDuration"] //= _NS_PER_MS
+    return {
+        "inputStatistics": input_statistics_facet(row_count, size, file_count),
+        SCAN_REPORT_KEY: scan_report_facet(
+            report.snapshot_id,
+            filter_description="" if report.filter is True else json.dumps(report.filter, sort_keys=True),
+            schema_id=report.schema_id,
+            projected_field_names=report.projected_field_names,
+            scan_metrics=metrics,
+            metadata=report.metadata,
+        ),
+    }
+
+
+def commit_report_facet_of(report: CommitReport) -> IcebergCommitReportOutputDatasetFacet:
+    """The commit report as the engine posted it (complete: its own ``totalDuration``, in ms, and ``attempts``)."""
+    from scan_reporters.commit_metrics import java_name
+
+    values = report.commit_metrics.values()
+    counters = {java_name(name): value for name, value in values.items()}
+    metrics = {name: value for name, value in counters.items() if name in _COMMIT_METRICS}
+    if "totalDuration" in metrics:
+        metrics["totalDuration"] //= _NS_PER_MS
+    return IcebergCommitReportOutputDatasetFacet(
+        snapshotId=report.snapshot_id,
+        sequenceNumber=report.sequence_number,
+        operation=report.operation,
+        commitMetrics=CommitMetrics(**metrics),
+        metadata=dict(report.metadata) or None,
         **PRODUCED,
     )

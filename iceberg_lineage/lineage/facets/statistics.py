@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any, ClassVar
 
 import attr
-from openlineage.client.facet_v2 import data_quality_metrics_dataset
+from openlineage.client.facet_v2 import data_quality_metrics_dataset, data_quality_metrics_input_dataset
 from openlineage.client.generated.base import DatasetFacet
 
 from iceberg_lineage._version import __version__
@@ -59,6 +59,8 @@ class IcebergTableStatisticsDatasetFacet(DatasetFacet):
     fileSizes: dict[str, Any] | None = attr.field(default=None)  # noqa: N815
     columns: dict[str, dict[str, Any]] | None = attr.field(default=None)
     columnsOmitted: list[str] | None = attr.field(default=None)  # noqa: N815
+    schemaOmitted: bool | None = attr.field(default=None)  # noqa: N815
+    """True when the byte budget left the ``schema`` facet out of the event (:mod:`iceberg_lineage.lineage.budget`)."""
     schemaChange: dict[str, Any] | None = attr.field(default=None)  # noqa: N815
     sources: dict[str, str] | None = attr.field(default=None)
 
@@ -92,9 +94,10 @@ def _numeric(value: Any, toward: float) -> float | int | None:
     return None
 
 
-def _column_metrics(col: ColumnStats) -> data_quality_metrics_dataset.ColumnMetrics | None:
+def _column_metrics(col: ColumnStats, kind: Any = data_quality_metrics_dataset.ColumnMetrics) -> Any:
+    """A column's metrics as ``kind`` (the dataset or the input facet's class; their fields are the same)."""
     numeric = col.is_numeric
-    metrics = data_quality_metrics_dataset.ColumnMetrics(
+    metrics = kind(
         nullCount=col.null_count,
         distinctCount=col.distinct_count,
         count=col.value_count,
@@ -106,13 +109,11 @@ def _column_metrics(col: ColumnStats) -> data_quality_metrics_dataset.ColumnMetr
 
 
 def data_quality_facet(
-    stats: SnapshotStats, capture_date: dt.datetime, *, with_columns: bool = True
+    stats: SnapshotStats, capture_date: dt.datetime
 ) -> data_quality_metrics_dataset.DataQualityMetricsDatasetFacet:
     """Table-level metrics of the snapshot; ``columnMetrics`` is required, so it is ``{}`` at summary depth (or
-    with ``with_columns=False``, used to keep an event small)."""
-    columns = {
-        name: m for name, col in stats.columns.items() if with_columns and (m := _column_metrics(col)) is not None
-    }
+    when the byte budget trims it, :mod:`iceberg_lineage.lineage.budget`)."""
+    columns = _columns_metrics(stats, data_quality_metrics_dataset.ColumnMetrics)
     return data_quality_metrics_dataset.DataQualityMetricsDatasetFacet(
         columnMetrics=columns,
         rowCount=stats.records,
@@ -120,6 +121,25 @@ def data_quality_facet(
         fileCount=stats.data_files,
         lastUpdated=iso_time(ms_to_datetime(stats.timestamp_ms)),
         captureDate=iso_time(capture_date),
+        **PRODUCED,
+    )
+
+
+def _columns_metrics(stats: SnapshotStats, kind: Any) -> dict[str, Any]:
+    return {name: m for name, col in stats.columns.items() if (m := _column_metrics(col, kind)) is not None}
+
+
+def data_quality_input_facet(
+    stats: SnapshotStats,
+) -> data_quality_metrics_input_dataset.DataQualityMetricsInputDatasetFacet:
+    """The same table-level metrics as an input facet (a checks run reads the table); its schema has no
+    ``captureDate``."""
+    return data_quality_metrics_input_dataset.DataQualityMetricsInputDatasetFacet(
+        columnMetrics=_columns_metrics(stats, data_quality_metrics_input_dataset.ColumnMetrics),
+        rowCount=stats.records,
+        bytes=stats.total_files_size_bytes,
+        fileCount=stats.data_files,
+        lastUpdated=iso_time(ms_to_datetime(stats.timestamp_ms)),
         **PRODUCED,
     )
 
@@ -172,13 +192,13 @@ def _figures(stats: SnapshotStats) -> tuple[dict[str, Any], dict[str, str]]:
 
 
 def statistics_facet(
-    stats: SnapshotStats, change: dict[str, Any] | None = None, *, with_columns: bool = True
+    stats: SnapshotStats, change: dict[str, Any] | None = None
 ) -> IcebergTableStatisticsDatasetFacet:
-    """Everything the walker knows about the snapshot; ``with_columns=False`` drops per-column detail (listed in
-    ``columnsOmitted``) to keep an event small."""
+    """Everything the walker knows about the snapshot (the byte budget may trim its per-column detail later,
+    listing the columns in ``columnsOmitted``: :mod:`iceberg_lineage.lineage.budget`)."""
     groups, sources = _figures(stats)
-    columns = {name: as_json(col, CAMEL) for name, col in stats.columns.items()} if with_columns else {}
-    omitted = list(stats.columns_omitted) + ([] if with_columns else list(stats.columns))
+    columns = {name: as_json(col, CAMEL) for name, col in stats.columns.items()}
+    omitted = list(stats.columns_omitted)
     return IcebergTableStatisticsDatasetFacet(
         snapshotId=stats.snapshot_id,
         depth=stats.depth,

@@ -1,0 +1,136 @@
+"""The ``check`` command: a table's rules at a snapshot, one line per assertion, and an exit code that makes it a
+pipeline gate (0: every error-severity assertion passed; 1: one failed or was unknown, or a table could not be read;
+2: usage or configuration error). ``--emit`` sends each table's checks run through the one delivery path."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from iceberg_lineage.cli.common import EXIT_OK, EXIT_TABLE_FAILED, default_format, parse_relocate, run_guarded
+from iceberg_lineage.errors import ConfigError
+from iceberg_lineage.printable import markup_safe, printable
+
+
+@click.command("check")
+@click.option("--metadata", "metadata", metavar="PATH", help="metadata.json path or URI, or a table directory.")
+@click.option("--catalog", metavar="NAME", help="PyIceberg catalog name; without --table, every table in it.")
+@click.option("--table", metavar="NS.TABLE", help="Table identifier in --catalog.")
+@click.option("--namespace", "namespaces", multiple=True, metavar="NS",
+              help="With --catalog and no --table: only the tables under NS (repeatable).")
+@click.option("--snapshot", type=int, metavar="ID", help="Snapshot to check (default: the current one).")
+@click.option("--rules", "rules_file", metavar="FILE",
+              help="YAML with a `checks:` list, instead of the configuration's.")
+@click.option("--emit", is_flag=True, help="Send each table's checks run (job <ns>.<table>.checks) to OpenLineage.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None,
+              help="text (a table) is the default on a terminal, json (one object per assertion) otherwise.")
+@click.option("--relocate", multiple=True, metavar="OLD=NEW", help="Read files under OLD from NEW instead.")
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+def check_command(metadata, catalog, table, namespaces, snapshot, rules_file, emit, fmt, relocate, debug) -> None:
+    """Check tables against their rules, from metadata only: a gate for pipelines."""
+
+    def body() -> int:
+        from iceberg_lineage.config import load_settings
+
+        settings = load_settings()
+        config = _config(settings, rules_file)
+        results = list(_results(metadata, catalog, table, namespaces, snapshot, relocate, settings, config))
+        _print(results, fmt or default_format())
+        if emit:
+            _emit(results, settings)
+        return EXIT_TABLE_FAILED if any(r.blocks for r in results) else EXIT_OK
+
+    run_guarded(debug, body)
+
+
+def _config(settings: Any, rules_file: str | None) -> Any:
+    """The ``checks:`` entries of ``--rules`` (a mapping with ``checks``, or the list itself), else the settings'."""
+    import yaml
+
+    from iceberg_lineage.quality.rules import checks_config
+
+    if rules_file is None:
+        return checks_config(settings.checks)
+    try:
+        data = yaml.safe_load(Path(rules_file).read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read the rules: {' '.join(str(exc).split())}", file=rules_file) from None
+    entries = data.get("checks") if isinstance(data, dict) else data
+    try:
+        return checks_config(entries)
+    except ConfigError as exc:
+        raise ConfigError(exc.reason, file=rules_file) from None
+
+
+def _results(metadata, catalog, table, namespaces, snapshot, relocate, settings, config):
+    from iceberg_lineage.checks import TableCheck, check_catalog, check_table
+    from iceberg_lineage.errors import IcebergLineageError
+
+    reloc = parse_relocate(relocate)
+    if metadata and (catalog or table or namespaces):
+        raise ConfigError("use either --metadata or --catalog, not both")
+    if metadata or table:
+        if table and not catalog:
+            raise ConfigError("--table needs --catalog")
+        if namespaces:
+            raise ConfigError("--namespace walks a catalog: use it without --table")
+        ref, where = (metadata, {}) if metadata else (table, {"catalog": catalog})
+        try:
+            yield check_table(ref, settings, snapshot_id=snapshot, config=config, relocate=reloc, **where)
+        except IcebergLineageError as exc:
+            yield TableCheck(metadata or table, error=exc.one_line())
+        return
+    if not catalog:
+        raise ConfigError("give --metadata PATH, --catalog NAME --table NS.TABLE, or --catalog NAME [--namespace NS]")
+    if snapshot is not None:
+        raise ConfigError("--snapshot needs one table (--metadata, or --catalog with --table)")
+    from iceberg_lineage.read.catalogs import configured_catalogs
+
+    yield from check_catalog(configured_catalogs([catalog])[0].load(), settings, namespaces=namespaces, config=config)
+
+
+_COLUMNS = ("rule", "column", "severity", "result", "expected", "actual")
+_STYLES = {"fail": "red", "unknown": "red", "pass": "green", "n/a": "dim"}
+
+
+def _row(r: Any, a: Any) -> dict[str, Any]:
+    return {"table": r.table, "snapshot_id": r.snapshot_id, **a.as_json(), "status": a.status}
+
+
+def _print(results: list, fmt: str) -> None:
+    """JSON: one object per assertion. Text: a table per table checked, failures in red (error severity) or yellow
+    (warnings)."""
+    for r in results:
+        if r.error is not None:
+            click.echo(f"iceberg-lineage: error: {printable(r.error)}", err=True)
+    if fmt == "json":
+        for r in results:
+            for a in r.assertions:
+                click.echo(json.dumps(_row(r, a), sort_keys=False, default=str))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    for r in results:
+        if r.error is not None:
+            continue
+        at = f"snapshot {r.snapshot_id}" if r.snapshot_id is not None else "no snapshot"
+        grid = Table(title=f"{markup_safe(r.table)} · {at}", title_justify="left", show_header=True)
+        for heading in _COLUMNS:
+            grid.add_column(heading)
+        for a in r.assertions:
+            style = _STYLES[a.status] if a.severity == "error" or a.success else "yellow"
+            cells = (a.name, a.column or "", a.severity, a.status.upper(), a.expected, a.actual)
+            grid.add_row(*(markup_safe(c) for c in cells), style=style)
+        console.print(grid)
+
+
+def _emit(results: list, settings: Any) -> None:
+    from iceberg_lineage.checks import emit_checks
+
+    stats = emit_checks(results, settings)
+    click.echo(f"iceberg-lineage: checks runs: {stats.delivered} delivered, {stats.spooled} spooled, "
+               f"{stats.failed} failed", err=True)

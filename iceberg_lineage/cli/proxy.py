@@ -1,0 +1,69 @@
+"""``iceberg-lineage proxy``: the REST bridge in front of an Iceberg REST catalog (see :mod:`iceberg_lineage.proxy`).
+
+Exit codes: 0 stopped by SIGTERM/SIGINT; 1 a worker process failed; 2 usage or configuration error (a listen address
+in use included).
+"""
+from __future__ import annotations
+
+import click
+
+from iceberg_lineage.cli.common import run_guarded
+from iceberg_lineage.errors import ConfigError
+
+def parse_listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise click.BadParameter(f"expected HOST:PORT, got {value!r}", param_hint="--listen")
+    return host.strip("[]"), int(port)
+
+
+def parse_properties(values: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key:
+            raise click.BadParameter("expected KEY=VALUE", param_hint="--io-property")  # the value may be a secret
+        out[key] = val
+    return out
+
+
+@click.command("proxy")
+@click.option("--upstream", required=True, metavar="URL", help="The Iceberg REST catalog to pass requests to.")
+@click.option("--listen", default="127.0.0.1:8181", show_default=True, metavar="HOST:PORT", help="Where to listen.")
+@click.option("--public-uri", metavar="URL",
+              help="The URI engines use to reach the proxy (default: the listen address); /v1/config points an "
+                   "override uri at it, and it names tables in the TABLE symlink.")
+@click.option("--depth", type=click.Choice(["summary", "manifest_list", "entries"]), default="summary", show_default=True,
+              help="How far to read each new snapshot; deeper than summary reads storage with --io-property.")
+@click.option("--io-property", "io_properties", multiple=True, metavar="KEY=VALUE",
+              help="The proxy's own catalog and FileIO properties (credential=..., s3.*): for its own table loads "
+                   "and storage reads, never the engines' credentials.")
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Server processes.")
+@click.option("--run-idle-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Seconds without activity after which an engine application's run completes "
+                   "(proxy.run_idle_timeout_s, default 300).")
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+def proxy_command(upstream: str, listen: str, public_uri: str | None, depth: str, io_properties: tuple[str, ...],
+                  workers: int, run_idle_timeout: float | None, debug: bool) -> None:
+    """Pass every request through to an Iceberg REST catalog and report its commits as OpenLineage events."""
+    host, port = parse_listen(listen)
+    props = parse_properties(io_properties)
+
+    def body() -> int:
+        import logging
+
+        from iceberg_lineage.config import load_settings
+        from iceberg_lineage.proxy import ProxyOptions, serve
+        from iceberg_lineage.proxy.server import default_announce
+
+        if not upstream.startswith(("http://", "https://")):
+            raise ConfigError("--upstream must be an http:// or https:// URL")
+        logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(message)s")
+        settings = load_settings(flags={"proxy.run_idle_timeout_s": run_idle_timeout})
+        options = ProxyOptions(upstream, host, port, public_uri, depth, props, workers)
+        try:
+            return serve(options, settings, announce=default_announce)
+        except OSError as exc:
+            raise ConfigError(f"cannot listen on {listen}: {exc.strerror or exc}") from None
+
+    run_guarded(debug, body)

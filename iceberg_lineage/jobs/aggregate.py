@@ -1,0 +1,349 @@
+"""Job statistics from a stream of OpenLineage run events: a fold without I/O, in memory bounded by the open runs
+plus a fixed amount per job.
+
+Events are paired by ``runId``. A run's outcome is its terminal event (COMPLETE, FAIL or ABORT); a run without one
+is ``open``. A finished run is folded into its job's counts, duration sketch and written totals, then forgotten,
+except for a fixed window of the :data:`RECENT_RUNS` latest finished runs, which catches what arrives after the
+terminal event: a duplicate (same runId and eventType, or a second terminal event, counted once) and a START
+written after its end (the duration is still measured). Events of a run arriving after it left the window count
+as a new run.
+
+Rows and bytes written come from ``outputStatistics`` (``rowCount``, ``size``) on the run's outputs: each distinct
+dataset version (the ``version`` facet) a run wrote counts once, so a run's RUNNING events and its terminal event
+repeating the last snapshot are not added twice; without a version, the run's latest statistics of the dataset count.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any, Iterable, Mapping, Sequence
+
+from iceberg_lineage.jobs.model import BadLine, JobsReport, JobStats, LastFailure
+from iceberg_lineage.jobs.options import job_selector, parse_rate, parse_since
+from iceberg_lineage.jobs.sketch import DurationSketch
+from iceberg_lineage.jobs.text import STATES
+from iceberg_lineage.jobs.timeline import Timeline, moment
+
+#: Distinct tables kept per job and direction (read, written); more sets ``tables_truncated``.
+MAX_TABLES = 100
+#: Bad lines kept with their place (all are counted).
+MAX_BAD_LINES = 20
+#: Characters of an ``errorMessage`` kept for the last failure.
+MAX_MESSAGE = 2000
+#: Finished runs remembered for duplicates and late STARTs.
+RECENT_RUNS = 32768
+TERMINAL = {"COMPLETE": "completed", "FAIL": "failed", "ABORT": "aborted"}
+_EMPTY: Mapping[str, Any] = {}
+_Written = dict  # (namespace, name, version) -> (rowCount, size), either None when unknown
+
+
+class BadEvent(ValueError):
+    """JSON that is not an OpenLineage run event we can count."""
+
+
+def _obj(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else _EMPTY
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _int(value: Any) -> int | None:
+    return value if type(value) is int else None  # not a bool
+
+
+def event_ms(value: Any) -> int:
+    """An ``eventTime`` in milliseconds since the epoch; UTC when it has no offset."""
+    if not isinstance(value, str):
+        raise BadEvent("run event without an eventTime")
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise BadEvent(f"eventTime {value[:40]!r} is not ISO 8601") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.timezone.utc)
+    return round(parsed.timestamp() * 1000)
+
+
+def _written(outputs: list) -> _Written | None:
+    """The ``outputStatistics`` of an event's outputs, by dataset version."""
+    found = None
+    for out in outputs:
+        try:
+            stats = out.get("outputFacets", _EMPTY).get("outputStatistics", _EMPTY)
+            rows, size = _int(stats.get("rowCount")), _int(stats.get("size"))
+            if rows is None and size is None:
+                continue
+            version = out.get("facets", _EMPTY).get("version", _EMPTY).get("datasetVersion")
+        except AttributeError:  # a facet that is no JSON object: nothing to take from it
+            continue
+        namespace, name = out.get("namespace"), out.get("name")
+        if type(namespace) is str and type(name) is str:
+            found = found if found is not None else {}
+            found[(namespace, name, version if isinstance(version, (str, int)) else None)] = (rows, size)
+    return found
+
+
+def _merge(a: _Written | None, b: _Written | None) -> _Written | None:
+    if not b:
+        return a
+    if not a:
+        return b
+    a.update(b)
+    return a
+
+
+def _add_written(rows: int | None, size: int | None, written: _Written | None) -> tuple[int | None, int | None]:
+    for r, s in (written or _EMPTY).values():
+        rows = rows if r is None else (rows or 0) + r
+        size = size if s is None else (size or 0) + s
+    return rows, size
+
+
+class _Job:
+    """One job's running totals: a fixed amount of memory whatever the number of its runs."""
+
+    __slots__ = ("namespace", "name", "counts", "durations", "rows", "bytes", "inputs", "outputs", "truncated",
+                 "last_failure", "first_ms", "last_ms")
+
+    def __init__(self, namespace: str, name: str) -> None:
+        self.namespace, self.name = namespace, name
+        self.counts = dict.fromkeys(TERMINAL.values(), 0)
+        self.durations = DurationSketch()
+        self.rows: int | None = None
+        self.bytes: int | None = None
+        self.inputs: set[tuple[str, str]] = set()
+        self.outputs: set[tuple[str, str]] = set()
+        self.truncated = False
+        self.last_failure: LastFailure | None = None
+        self.first_ms: int | None = None
+        self.last_ms: int | None = None
+
+    def seen(self, ms: int, inputs: list, outputs: list) -> None:
+        if self.first_ms is None or ms < self.first_ms:
+            self.first_ms = ms
+        if self.last_ms is None or ms > self.last_ms:
+            self.last_ms = ms
+        self._tables(self.inputs, inputs)
+        self._tables(self.outputs, outputs)
+
+    def _tables(self, kept: set[tuple[str, str]], datasets: list) -> None:
+        for d in datasets:
+            try:
+                key = (d["namespace"], d["name"])
+            except (KeyError, TypeError):
+                continue
+            if type(key[0]) is str and type(key[1]) is str and key not in kept:
+                if len(kept) < MAX_TABLES:
+                    kept.add(key)
+                else:
+                    self.truncated = True
+
+    def failure(self, ms: int, kind: str, run_id: str, event: Mapping[str, Any]) -> None:
+        if self.last_failure is not None and moment(ms) < self.last_failure.time:
+            return
+        message = _obj(_obj(_obj(event.get("run")).get("facets")).get("errorMessage")).get("message")
+        if isinstance(message, str) and len(message) > MAX_MESSAGE:
+            message = message[:MAX_MESSAGE] + "…"
+        self.last_failure = LastFailure(moment(ms), kind, run_id, message if isinstance(message, str) else None)
+
+    def stats(self, open_runs: Sequence[_Run], max_rate: float | None) -> JobStats:
+        """The frozen statistics, with what the job's ``open_runs`` wrote so far."""
+        finished = sum(self.counts.values())
+        rate = (self.counts["failed"] + self.counts["aborted"]) / finished if finished else None
+        rows, size = self.rows, self.bytes
+        for run in open_runs:
+            rows, size = _add_written(rows, size, run.written)
+        return JobStats(
+            namespace=self.namespace, name=self.name, **self.counts, open=len(open_runs), failure_rate=rate,
+            flagged=rate is not None and max_rate is not None and rate > max_rate,
+            timed_runs=self.durations.count, duration_p50_s=self.durations.percentile(50),
+            duration_p95_s=self.durations.percentile(95), rows_written=rows, bytes_written=size,
+            inputs=tuple(sorted(self.inputs)), outputs=tuple(sorted(self.outputs)), tables_truncated=self.truncated,
+            first_event=moment(self.first_ms) if self.first_ms is not None else None,
+            last_event=moment(self.last_ms) if self.last_ms is not None else None, last_failure=self.last_failure,
+        )
+
+
+class _Run:
+    """An open run: what is needed to finish it."""
+
+    __slots__ = ("job", "start_ms", "first_ms", "written")
+
+    def __init__(self, job: _Job, start_ms: int | None, first_ms: int, written: _Written | None) -> None:
+        self.job, self.start_ms, self.first_ms, self.written = job, start_ms, first_ms, written
+
+
+class _Finished:
+    __slots__ = ("job", "end_ms", "started")
+
+    def __init__(self, job: _Job, end_ms: int, started: bool) -> None:
+        self.job, self.end_ms, self.started = job, end_ms, started
+
+
+class _Recent:
+    """The latest finished runs, in two generations of half the size: O(1) per run, no per-entry bookkeeping."""
+
+    def __init__(self, size: int) -> None:
+        self._half = max(1, size // 2)
+        self._new: dict[str, _Finished] = {}
+        self._old: dict[str, _Finished] = {}
+
+    def get(self, run_id: str) -> _Finished | None:
+        found = self._new.get(run_id)
+        return found if found is not None else self._old.get(run_id)
+
+    def add(self, run_id: str, finished: _Finished) -> None:
+        self._new[run_id] = finished
+        if len(self._new) >= self._half:
+            self._old, self._new = self._new, {}
+
+
+class JobsAggregator:
+    """Folds run events (parsed JSON, or JSON text with ``add_line``) into per-job statistics; ``report()`` any
+    time. ``since`` drops older events; ``jobs`` are globs (see :func:`~iceberg_lineage.jobs.options.job_selector`)."""
+
+    def __init__(self, *, since: dt.datetime | None = None, jobs: Sequence[str] = (),
+                 recent_runs: int = RECENT_RUNS) -> None:
+        self.since = since
+        self._since_ms = round(since.timestamp() * 1000) if since is not None else None
+        self._selected = job_selector(jobs)
+        self._jobs: dict[tuple[str, str], _Job | None] = {}
+        self._open: dict[str, _Run] = {}
+        self._recent = _Recent(recent_runs)
+        self._timeline = Timeline()
+        self.events = self.ignored = self.duplicates = self.bad_lines = 0
+        self._bad: list[BadLine] = []
+
+    def add_line(self, source: str, line: int, raw: str | bytes | Mapping[str, Any]) -> None:
+        """One line of JSON Lines (or an already parsed event); a bad one is counted with its place, not raised."""
+        try:
+            self.add(json.loads(raw) if isinstance(raw, (str, bytes, bytearray)) else raw)
+        except UnicodeDecodeError:
+            self.bad(source, line, "not UTF-8")
+        except json.JSONDecodeError as exc:
+            if raw.strip():
+                self.bad(source, line, f"not JSON ({exc.msg} at column {exc.colno})")
+        except BadEvent as exc:
+            self.bad(source, line, str(exc))
+        except RecursionError:
+            self.bad(source, line, "JSON nested too deeply")
+
+    def bad(self, source: str, line: int, reason: str) -> None:
+        self.bad_lines += 1
+        if len(self._bad) < MAX_BAD_LINES:
+            self._bad.append(BadLine(source, line, reason))
+
+    def add(self, event: Any) -> None:
+        """Count one parsed event; raises :class:`BadEvent` for JSON that is no run event we can place."""
+        if not isinstance(event, dict):
+            raise BadEvent("not a JSON object")
+        kind = event.get("eventType")
+        if kind is None:  # a DatasetEvent or JobEvent: no run to count
+            self.ignored += 1
+            return
+        run = event.get("run")
+        run_id = run.get("runId") if type(run) is dict else None
+        if not isinstance(kind, str) or not isinstance(run_id, str) or not run_id:
+            raise BadEvent("run event without a string eventType and run.runId")
+        job = self._job(_obj(event.get("job")))
+        ms = event_ms(event.get("eventTime"))
+        if job is None or (self._since_ms is not None and ms < self._since_ms):
+            self.ignored += 1
+            return
+        self.events += 1
+        outputs = _list(event.get("outputs"))
+        job.seen(ms, _list(event.get("inputs")), outputs)
+        kind = kind.upper()
+        if kind in TERMINAL:
+            self._end(run_id, job, ms, kind, event, outputs)
+        elif kind == "START":
+            self._start(run_id, job, ms, outputs)
+        else:
+            self._running(run_id, job, ms, outputs)
+
+    def _job(self, job: Mapping[str, Any]) -> _Job | None:
+        namespace, name = job.get("namespace"), job.get("name")
+        if not isinstance(namespace, str) or not isinstance(name, str) or not name:
+            raise BadEvent("run event without a job.namespace and job.name")
+        key = (namespace, name)
+        if key not in self._jobs:
+            self._jobs[key] = _Job(namespace, name) if self._selected(namespace, name) else None
+        return self._jobs[key]
+
+    def _start(self, run_id: str, job: _Job, ms: int, outputs: list) -> None:
+        finished = self._recent.get(run_id)
+        if finished is not None:  # the terminal event came first
+            if finished.started:
+                self.duplicates += 1
+            else:
+                finished.started = True
+                finished.job.durations.add((finished.end_ms - ms) / 1000)
+            return
+        run = self._open.get(run_id)
+        if run is None:
+            self._open[run_id] = _Run(job, ms, ms, _written(outputs))
+        elif run.start_ms is None:
+            run.start_ms, run.first_ms = ms, min(ms, run.first_ms)
+            run.written = _merge(run.written, _written(outputs))
+        else:
+            self.duplicates += 1
+
+    def _running(self, run_id: str, job: _Job, ms: int, outputs: list) -> None:
+        if self._recent.get(run_id) is not None:
+            return  # after its end: its tables are counted, its statistics not
+        run = self._open.get(run_id)
+        if run is None:
+            self._open[run_id] = _Run(job, None, ms, _written(outputs))
+        else:
+            run.first_ms = min(ms, run.first_ms)
+            run.written = _merge(run.written, _written(outputs))
+
+    def _end(self, run_id: str, job: _Job, ms: int, kind: str, event: Mapping[str, Any], outputs: list) -> None:
+        if self._recent.get(run_id) is not None:
+            self.duplicates += 1
+            return
+        run = self._open.pop(run_id, None)
+        state = TERMINAL[kind]
+        job.counts[state] += 1
+        if state != "completed":
+            job.failure(ms, kind, run_id, event)
+        started = run is not None and run.start_ms is not None
+        if started:
+            job.durations.add((ms - run.start_ms) / 1000)
+        job.rows, job.bytes = _add_written(job.rows, job.bytes,
+                                           _merge(run.written if run else None, _written(outputs)))
+        self._timeline.add(ms, STATES.index(state))
+        self._recent.add(run_id, _Finished(job, ms, started))
+
+    def report(self, *, sources: Sequence[str] = (), max_failure_rate: float | None = None) -> JobsReport:
+        """The statistics so far; open runs count as ``open`` (at their first event on the timeline)."""
+        open_runs: dict[_Job, list[_Run]] = {}
+        timeline = self._timeline.copy()
+        for run in self._open.values():
+            open_runs.setdefault(run.job, []).append(run)
+            timeline.add(run.first_ms, STATES.index("open"))
+        seen = (job for job in self._jobs.values() if job is not None and job.first_ms is not None)
+        jobs = sorted(seen, key=lambda j: (j.namespace, j.name))
+        return JobsReport(
+            jobs=tuple(job.stats(open_runs.get(job, ()), max_failure_rate) for job in jobs),
+            sources=tuple(sources), events=self.events, ignored=self.ignored, duplicates=self.duplicates,
+            bad_lines=self.bad_lines, bad_line_samples=tuple(self._bad), since=self.since,
+            max_failure_rate=max_failure_rate, timeline=timeline.frozen(),
+        )
+
+
+def jobs_of_events(events: Iterable[str | bytes | Mapping[str, Any]], *, source: str = "events",
+                   since: str | dt.datetime | None = None, job: str | Sequence[str] = (),
+                   max_failure_rate: str | float | None = None) -> JobsReport:
+    """The report of events in memory (JSON texts or parsed dicts), e.g. a notebook session's; a bad one is
+    named ``source:N`` (N from 1)."""
+    aggregator = JobsAggregator(since=parse_since(since), jobs=(job,) if isinstance(job, str) else job)
+    for n, raw in enumerate(events, 1):
+        aggregator.add_line(source, n, raw)
+    return aggregator.report(sources=(source,), max_failure_rate=parse_rate(max_failure_rate))
+
+
+__all__ = ["MAX_BAD_LINES", "MAX_MESSAGE", "MAX_TABLES", "RECENT_RUNS", "TERMINAL", "BadEvent", "JobsAggregator",
+           "event_ms", "jobs_of_events"]

@@ -1,0 +1,117 @@
+"""The bridge's aiohttp application: every request passes through to the upstream catalog; the accepted ones lineage
+reads are handed to the :class:`~iceberg_lineage.proxy.report.Reporter` once their answer went out, and the accepted
+``/metrics`` reports to its :class:`~iceberg_lineage.proxy.applications.ApplicationTracker`."""
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import aiohttp
+from aiohttp import web
+
+from iceberg_lineage.config import Settings
+from iceberg_lineage.proxy.forward import Tee, UpstreamError, config_response, error_response, relay, send
+from iceberg_lineage.proxy.metrics import MetricsSupport, handle_metrics
+from iceberg_lineage.proxy.report import Exchange, Reporter, log_once
+from iceberg_lineage.proxy.routes import METRICS_ENDPOINT, REQUEST_PARSED, RESPONSE_PARSED, Route, classify
+
+LOG = logging.getLogger(__name__)
+#: The largest ``/v1/config`` answer rewritten (a config is a few hundred bytes); a bigger one passes unchanged.
+CONFIG_MAX_BYTES = 1024 * 1024
+
+@dataclass(frozen=True)
+class ProxyOptions:
+    """``iceberg-lineage proxy``'s options. ``io_properties`` are the bridge's own catalog and FileIO properties
+    (credentials for its own loads, storage access at deeper depths), never the engines'."""
+
+    upstream: str
+    host: str = "127.0.0.1"
+    port: int = 8181
+    public_uri: str | None = None
+    depth: str = "summary"
+    io_properties: Mapping[str, str] = field(default_factory=dict)
+    workers: int = 1
+
+    @property
+    def uri(self) -> str:
+        """The URI engines use: ``--public-uri``, else the listen address."""
+        return (self.public_uri or f"http://{self.host}:{self.port}").rstrip("/")
+
+
+SESSION = web.AppKey("session", aiohttp.ClientSession)
+
+
+def make_app(options: ProxyOptions, settings: Settings, reporter: Reporter) -> web.Application:
+    upstream = options.upstream.rstrip("/")
+    limit = settings.proxy_max_body_bytes
+    metrics = MetricsSupport(METRICS_ENDPOINT)
+
+    async def start(app: web.Application) -> None:
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=settings.proxy_connect_timeout_s,
+                                        sock_read=settings.proxy_upstream_timeout_s)
+        app[SESSION] = aiohttp.ClientSession(timeout=timeout, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
+                                             connector=aiohttp.TCPConnector(limit=0, enable_cleanup_closed=True))
+
+    async def stop(app: web.Application) -> None:
+        await app[SESSION].close()
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        route = classify(request.method, request.rel_url.raw_path)
+        if route.kind == "metrics" and reporter.tracker is not None:
+            tracker = reporter.tracker
+
+            def accepted(body: bytes) -> None:  # built into events on the emitter's thread
+                reporter.submit(tracker.capture(route.prefix, route.identifier or (), body))
+
+            return await handle_metrics(request, request.app[SESSION], upstream, metrics, limit, accepted)
+        if route.kind == "drop":
+            await _known_before_drop(reporter, route, settings)
+        sent = Tee(limit) if route.kind in REQUEST_PARSED else None
+        received = Tee(limit) if route.kind in RESPONSE_PARSED else None
+        try:
+            answer = await send(request.app[SESSION], upstream, request, sent)
+        except UpstreamError as exc:
+            return error_response(exc.status, exc.kind, str(exc))
+        async with answer:
+            if route.kind == "config":
+                return await config_response(request, answer, options.uri, METRICS_ENDPOINT, CONFIG_MAX_BYTES,
+                                             metrics.note_config)
+            response, whole = await relay(request, answer, received)
+        if whole and route.kind != "other" and 200 <= answer.status < 300:
+            _capture(reporter, route, answer, request, sent, received)
+        return response
+
+    app = web.Application()
+    app.on_startup.append(start)
+    app.on_cleanup.append(stop)
+    app.router.add_route("*", "/{tail:.*}", handle)
+    return app
+
+
+def _capture(reporter: Reporter, route: Route, answer: aiohttp.ClientResponse, request: web.Request,
+             sent: Tee | None, received: Tee | None) -> None:
+    for tee, what in ((sent, "request"), (received, "answer")):
+        if tee is not None and tee.over:
+            LOG.warning("iceberg-lineage proxy: a %s %s of %d bytes is larger than proxy.max_body_bytes (%d); "
+                        "passed through unparsed, nothing reported for it", route.kind, what, tee.size, tee.limit)
+            return
+    reporter.submit(Exchange(
+        reporter, route, answer.status,
+        request=sent.body() if sent is not None else None, request_encoding=request.headers.get("Content-Encoding"),
+        response=received.body() if received is not None else None,
+        response_encoding=answer.headers.get("Content-Encoding"),
+    ))
+
+
+async def _known_before_drop(reporter: Reporter, route: Route, settings: Settings) -> None:
+    """A DROP event needs the table's metadata, which a drop's answer does not carry: unless it is cached, one load
+    with the bridge's own credentials first (bounded; the drop goes on whatever happens)."""
+    if route.identifier is None or reporter.key(route.prefix, route.identifier) in reporter.cache:
+        return
+    try:
+        await asyncio.wait_for(asyncio.to_thread(reporter.ensure_known, route.prefix, route.identifier),
+                               settings.proxy_upstream_timeout_s)
+    except Exception as exc:  # noqa: BLE001 - lineage never changes a response
+        log_once("loading a table before its drop", exc)

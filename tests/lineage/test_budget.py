@@ -1,0 +1,112 @@
+"""The byte budget (events.max_bytes): an event over it is trimmed in the declared order, step by step, only as far
+as needed; it stays schema-valid and is never dropped."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from iceberg_lineage.config import Settings, load_settings
+from iceberg_lineage.lineage.budget import size_of, trim
+from iceberg_lineage.lineage.events import dataset_event
+from iceberg_lineage.lineage.serde import to_json
+from tests.consumers.tables import doc, snapshot_event, stats, table
+from tests.support.olschema import validate_event
+
+COLUMNS = 300
+
+
+def _out(d: dict) -> dict:
+    return d["outputs"][0]["facets"]
+
+
+@pytest.fixture(scope="module")
+def event() -> dict:
+    return doc(snapshot_event(COLUMNS, doc="what the column holds, in a few words"))
+
+
+def _sizes(full: dict) -> dict[str, int]:
+    """Each part's bytes, computed from the untrimmed event (independently of the budget module)."""
+    facets = _out(full)
+    return {"metrics": len(json.dumps(facets["dataQualityMetrics"]["columnMetrics"])),
+            "detail": len(json.dumps(facets["icebergTableStatistics"]["columns"]))}
+
+
+def test_an_event_within_budget_is_left_as_it_is(event):
+    got = trim(event, size_of(event))
+    assert got.doc is event and got.steps == ()
+
+
+def test_step_1_keeps_the_metrics_of_as_many_columns_as_fit_in_schema_order(event):
+    budget = size_of(event) - _sizes(event)["metrics"] // 2  # about half the metrics must go
+    got = trim(event, budget)
+    assert got.steps == ("columns",) and got.size <= budget
+    facets = _out(got.doc)
+    kept = list(facets["dataQualityMetrics"]["columnMetrics"])
+    names = [f"c{i:04d}" for i in range(1, COLUMNS + 1)]
+    assert sorted(kept) == names[:len(kept)] and 0 < len(kept) < COLUMNS
+    assert facets["icebergTableStatistics"]["columnsOmitted"] == names[len(kept):]
+    assert len(facets["icebergTableStatistics"]["columns"]) == COLUMNS  # step 2 not needed
+    # the largest count that fits: one column more would be over
+    more = json.loads(json.dumps(got.doc))
+    n = names[len(kept)]
+    _out(more)["dataQualityMetrics"]["columnMetrics"][n] = _out(event)["dataQualityMetrics"]["columnMetrics"][n]
+    assert size_of(more) > budget
+    validate_event(json.dumps(got.doc))
+
+
+def test_steps_2_and_3_drop_the_custom_column_detail_then_field_descriptions(event):
+    sizes = _sizes(event)
+    budget = size_of(event) - sizes["metrics"] - sizes["detail"] + 3_000  # detail gone, descriptions stay
+    got = trim(event, budget)
+    assert got.steps == ("columns", "column_detail")
+    facets = _out(got.doc)
+    assert facets["dataQualityMetrics"]["columnMetrics"] == {}
+    assert "columns" not in facets["icebergTableStatistics"]
+    assert len(facets["icebergTableStatistics"]["columnsOmitted"]) == COLUMNS
+    assert all(f["description"] for f in facets["schema"]["fields"])
+    got = trim(event, got.size - 1_000)
+    assert got.steps == ("columns", "column_detail", "descriptions")
+    assert not any("description" in f for f in _out(got.doc)["schema"]["fields"])
+    validate_event(json.dumps(got.doc))
+
+
+def test_step_4_keeps_identity_version_totals_and_names_and_types(event):
+    got = trim(event, 20_000)
+    assert got.steps == ("columns", "column_detail", "descriptions", "minimal") and got.size <= 20_000
+    d = got.doc
+    facets = _out(d)
+    assert set(facets) == {"version", "symlinks", "lifecycleStateChange", "dataQualityMetrics",
+                           "icebergTableStatistics", "schema"}
+    assert facets["schema"]["fields"][0] == {"name": "c0001", "type": "string"}
+    assert facets["dataQualityMetrics"]["rowCount"] == 10 and facets["dataQualityMetrics"]["bytes"] == 4096
+    assert facets["icebergTableStatistics"]["records"] == 10
+    assert set(d["outputs"][0]["outputFacets"]) == {"outputStatistics"}
+    assert d["run"] == event["run"] and d["job"] == event["job"]  # run and job facets are never trimmed
+    validate_event(json.dumps(d))
+
+
+def test_last_resort_leaves_the_schema_out_and_says_so(event):
+    got = trim(event, 5_000)
+    assert got.steps[-1] == "schema" and got.size <= 5_000
+    facets = _out(got.doc)
+    assert "schema" not in facets and facets["icebergTableStatistics"]["schemaOmitted"] is True
+    validate_event(json.dumps(got.doc))
+    over = trim(event, 100)  # nothing left to trim: sent as it is, never dropped
+    assert over.steps[-1] == "over" and not over.fits and over.size == got.size
+
+
+def test_events_max_bytes_is_a_setting_the_builders_use(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "iceberg-lineage.yml").write_text("events:\n  max_bytes: 50000\n")
+    assert load_settings(env={}).events_max_bytes == 50_000
+    assert load_settings(env={"ICEBERG_LINEAGE__EVENTS__MAX_BYTES": "40000"}).events_max_bytes == 40_000
+    settings = Settings(events_max_bytes=40_000)
+    loaded = table(COLUMNS)
+    for built in (snapshot_event(COLUMNS, settings), dataset_event(loaded, stats(loaded), settings)):
+        text = to_json(built)
+        assert len(text.encode()) <= 40_000
+        validate_event(text)
+        facets = (json.loads(text).get("dataset") or json.loads(text)["outputs"][0])["facets"]
+        assert facets["dataQualityMetrics"]["columnMetrics"] == {}
+        assert len(facets["icebergTableStatistics"]["columnsOmitted"]) == COLUMNS
