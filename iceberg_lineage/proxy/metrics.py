@@ -52,7 +52,7 @@ async def handle_metrics(request: web.Request, session: aiohttp.ClientSession, u
         if answer.status in NOT_IMPLEMENTED:
             response: web.StreamResponse = web.Response(status=204)
         else:
-            response = await relay(request, answer, None)
+            response, _ = await relay(request, answer, None)
     if (200 <= answer.status < 300 or answer.status in NOT_IMPLEMENTED) and sent.body() is not None:
         _accept(accepted, sent.body() or b"", request.headers.get("Content-Encoding"), limit)
     return response

@@ -75,3 +75,16 @@ def test_an_upstream_whose_config_lists_endpoints_without_metrics_is_not_asked()
     assert accepted == [report]
     support.note_config({"endpoints": ["GET /v1/{prefix}/namespaces", METRICS_ENDPOINT]})
     assert support.unlisted is False
+
+
+def test_a_relayed_answer_is_the_handlers_response_not_an_error_logged_per_report(caplog):
+    """The relayed answer is the handler's return value: aiohttp logs no "Web-handler should return a response"
+    error (with its traceback) for every forwarded report, and keeps the engine's connection."""
+    report = json.dumps(scan_report(7)).encode()
+    with LineageServer(script=lambda _n, _b: Answer(204)) as up:
+        accepted: list = []
+        url = serve(up.url, MetricsSupport(METRICS_ENDPOINT), accepted)
+        got = [post(url + PATH, report) for _ in range(3)]
+    assert got == [(204, b"")] * 3
+    assert accepted == [report] * 3
+    assert [r.getMessage()[:40] for r in caplog.records if r.levelno >= 40] == []
