@@ -131,6 +131,8 @@ class Settings:
     #: Input -> output links per event; a run with more is sent as several RUNNING events and one terminal event.
     #: ``None``: the profile's limit (none for most).
     events_max_links: int | None = None
+    #: Each run we start gets a START before its terminal event (``false``: the terminal event alone).
+    events_start_events: bool = True
     consumer_profile: str = "generic"
     #: Atlan's connection name: the job namespace under the ``atlan`` profile.
     consumer_connection: str | None = None
@@ -177,6 +179,7 @@ KEYS: dict[str, str] = {
     "alerts.webhook_retries": "alerts_webhook_retries",
     "events.max_bytes": "events_max_bytes",
     "events.max_links": "events_max_links",
+    "events.start_events": "events_start_events",
     "consumer.profile": "consumer_profile",
     "consumer.connection": "consumer_connection",
 }
@@ -192,7 +195,7 @@ def _coerce(key: str, value: Any) -> Any:
             if isinstance(value, str):
                 return tuple(v.strip() for v in value.split(",") if v.strip())
             return tuple(str(v) for v in value)
-        if attr in ("hook_tag_snapshots", "hook_ledger"):
+        if attr in ("hook_tag_snapshots", "hook_ledger", "events_start_events"):
             if isinstance(value, bool):
                 return value
             s = str(value).strip().lower()

@@ -23,7 +23,7 @@ from iceberg_lineage.cli.common import (
 @profile_option
 def events_command(metadata, catalog, table, snapshot, all_snapshots, relocate, debug, dataset_events, emit,
                    column_stats, include_columns, exclude_columns, profile) -> None:
-    """OpenLineage events of a table: one COMPLETE run per snapshot (or DatasetEvents), in commit order."""
+    """OpenLineage events of a table: one run per snapshot, START and COMPLETE (or DatasetEvents), in commit order."""
 
     def body() -> int:
         settings, loaded = settings_and_table(metadata, catalog, table, relocate, snapshot, all_snapshots,
@@ -41,18 +41,23 @@ def events_command(metadata, catalog, table, snapshot, all_snapshots, relocate, 
 
 
 def build_events(loaded: Any, settings: Any, snapshot: int | None, all_snapshots: bool, dataset_events: bool) -> list:
-    """The events the options ask for; a table without snapshots has no runs, only its table-level state."""
-    from iceberg_lineage.lineage.events import dataset_event, history_events
+    """The events the options ask for, each run with its START (``events.start_events``); a table without
+    snapshots has no runs, only its table-level state."""
+    from openlineage.client.event_v2 import RunEvent
+
+    from iceberg_lineage.lineage.events import dataset_event, history_events, started
     from iceberg_lineage.lineage.profiles import current_state_event
     from iceberg_lineage.stats import table_history
 
     ids = selected_snapshot_ids(loaded, snapshot, all_snapshots)
     history = table_history(loaded, columns=settings.columns, snapshot_ids=ids)
     if not dataset_events:
-        return history_events(loaded, history, settings)
-    if not history.snapshots:
+        built = history_events(loaded, history, settings)
+    elif not history.snapshots:
         return [dataset_event(loaded, None, settings)]
-    return [current_state_event(loaded, stats, settings) for stats in history]
+    else:
+        built = [current_state_event(loaded, stats, settings) for stats in history]
+    return [e for b in built for e in (started(b, settings) if isinstance(b, RunEvent) else [b])]
 
 
 def send(events: list, settings: Any) -> int:

@@ -202,30 +202,38 @@ def snapshot_run_event(
 
 
 def snapshot_start_event(complete: RunEvent) -> RunEvent:
-    """START of a snapshot's own run, at the snapshot's time: its run, job and output by name (the COMPLETE that
-    follows carries the facets)."""
+    """START of a snapshot's own run, at the snapshot's time: its run, job and output by identity, its name and its
+    symlinks (the COMPLETE that follows carries the other facets and the statistics)."""
     return RunEvent(
         eventType=RunState.START,
         eventTime=complete.eventTime,
         run=complete.run,
         job=complete.job,
-        outputs=[OutputDataset(namespace=o.namespace, name=o.name) for o in complete.outputs or ()],
+        outputs=[OutputDataset(namespace=o.namespace, name=o.name,
+                               facets={k: v for k, v in (o.facets or {}).items() if k == "symlinks"})
+                 for o in complete.outputs or ()],
         producer=complete.producer,
     )
 
 
-def owned_run_events(event: RunEvent, owner: Ownership) -> list[RunEvent]:
+def started(complete: RunEvent, settings: Settings) -> list[RunEvent]:
+    """A run we start, as it is sent: its START (:func:`snapshot_start_event`, unless ``events.start_events`` is
+    off), then its terminal event. Both are deterministic, so a re-sent pair is identical to the first."""
+    return [snapshot_start_event(complete), complete] if settings.events_start_events else [complete]
+
+
+def owned_run_events(event: RunEvent, owner: Ownership, *, start: bool = True) -> list[RunEvent]:
     """The events of a tagged snapshot, rebuilt from its run event (:func:`snapshot_run_event`) and its tag: the
     hook sends these, and the scanner re-sends them when the ledger does not know them as delivered.
 
-    A snapshot that owns its run gets START and COMPLETE of that run (the tag's runId and job); a snapshot of a run
-    context gets an OTHER event of the context's run carrying the output at that version (the spec allows OTHER
-    after the run's terminal event).
+    A snapshot that owns its run gets START (unless ``start`` is False: ``events.start_events``) and COMPLETE of
+    that run (the tag's runId and job); a snapshot of a run context gets an OTHER event of the context's run carrying
+    the output at that version (the spec allows OTHER after the run's terminal event): its parent is that run itself.
     """
     if owner.owner == "snapshot":
         job = Job(namespace=owner.job_namespace, name=owner.job_name, facets=event.job.facets)
         complete = attr.evolve(event, run=Run(runId=owner.run_id, facets=event.run.facets), job=job)
-        return [snapshot_start_event(complete), complete]
+        return [snapshot_start_event(complete), complete] if start else [complete]
     return [RunEvent(
         eventType=RunState.OTHER,
         eventTime=event.eventTime,
@@ -241,16 +249,17 @@ def snapshot_runs(
     owners: Mapping[int, Ownership] | None = None, capture_time: dt.datetime | None = None,
     executor: Any = None, cache: Any = None,
 ) -> dict[int, list[RunEvent]]:
-    """The events each snapshot's run is reported with, as the scanner and the REST bridge send them: its COMPLETE
-    run (:func:`snapshot_run_event`) at ``depth``, or for a snapshot in ``owners`` (tagged by the hook) the rebuild
-    of its owner's events (:func:`owned_run_events`)."""
+    """The events each snapshot's run is reported with, as the scanner and the REST bridge send them: START and
+    COMPLETE of its run (:func:`started`, :func:`snapshot_run_event`) at ``depth``, or for a snapshot in ``owners``
+    (tagged by the hook) the rebuild of its owner's events (:func:`owned_run_events`)."""
     history = table_history(table, depth=depth, columns=settings.columns,  # type: ignore[arg-type]
                             snapshot_ids=list(snapshot_ids), executor=executor, cache=cache)
     runs: dict[int, list[RunEvent]] = {}
     for stats in history:
         event = snapshot_run_event(table, stats, settings, capture_time=capture_time)
         owner = (owners or {}).get(stats.snapshot_id)
-        runs[stats.snapshot_id] = owned_run_events(event, owner) if owner is not None else [event]
+        runs[stats.snapshot_id] = (owned_run_events(event, owner, start=settings.events_start_events)
+                                   if owner is not None else started(event, settings))
     return runs
 
 

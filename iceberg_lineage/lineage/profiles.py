@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -21,6 +22,7 @@ from iceberg_lineage.lineage import facets as fb
 from iceberg_lineage.lineage.budget import trim
 from iceberg_lineage.lineage.checks import CHECKS_ENGINE
 from iceberg_lineage.lineage.events import dataset_event, snapshot_run_event
+from iceberg_lineage.lineage.runs import RunRef, parent_facet
 from iceberg_lineage.lineage.serde import from_json, to_json
 
 if TYPE_CHECKING:
@@ -28,6 +30,11 @@ if TYPE_CHECKING:
     from iceberg_lineage.stats.model import SnapshotStats
 
 TERMINAL = frozenset({"COMPLETE", "FAIL", "ABORT"})
+#: Fixed namespace of the table runs' ids (:func:`table_run_id`; never change it: parents already sent would move).
+TABLE_RUN_NAMESPACE = uuid.UUID("0b8e6c2a-41f7-5d3e-9a6b-7c2d1e0f4a93")
+#: Jobs that are roots of their own (an engine application, a run context, ``iceberg-lineage run``): never given a
+#: table's run as parent.
+ROOT_JOB_TYPES = frozenset({"APPLICATION", "JOB"})
 
 
 @dataclass(frozen=True)
@@ -50,13 +57,17 @@ class Profile:
     #: Each table version an event reports also gets a ``<ns>.<table>.checks`` run reading it, with the input form
     #: of ``dataQualityMetrics`` (the one DataHub turns into a dataset profile).
     checks_run: bool = False
+    #: Every run needs a ``parent`` facet (OpenMetadata before 1.13): a table's run without one gets the table's
+    #: run as parent (:func:`add_table_parent`).
+    requires_parent: bool = False
 
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("generic"),
     Profile("marquez"),
     Profile("datahub", checks_run=True),
-    Profile("openmetadata"),
+    # OpenMetadata before 1.13 ignores a run without a parent facet
+    Profile("openmetadata", requires_parent=True),
     # Amazon DataZone PostLineageEvent: RunEvents only, at most 300,000 bytes each
     Profile("datazone", run_events_only=True, max_bytes=300_000),
     # Google Dataplex ProcessOpenLineageRunEvent: RunEvents only, 5 MB a message, 100 links an event, 1,000 a run,
@@ -95,11 +106,14 @@ def shape(event: Any, settings: Settings) -> Shaped:
     profile = profile_of(settings)
     max_links = settings.events_max_links or profile.max_links
     max_bytes = min(settings.events_max_bytes, profile.max_bytes) if profile.max_bytes else None
-    if not (max_links or max_bytes or profile.connection_namespace or profile.max_name_chars or profile.checks_run):
+    if not (max_links or max_bytes or profile.connection_namespace or profile.max_name_chars or profile.checks_run
+            or profile.requires_parent):
         return Shaped([event])
     original = to_json(event)
     doc = json.loads(original)
     notes: list[str] = []
+    if profile.requires_parent:
+        add_table_parent(doc)
     if profile.connection_namespace:
         _rename_job_namespace(doc, settings.job_namespace, str(settings.consumer_connection))
     if profile.max_name_chars:
@@ -157,6 +171,35 @@ def _drop_long_names(doc: dict[str, Any], limit: int) -> list[str]:
     return notes
 
 
+def table_run_id(namespace: str, name: str) -> str:
+    """The runId of a table's run: from the dataset's identity alone, the same from every sender, every time."""
+    return str(uuid.uuid5(TABLE_RUN_NAMESPACE, f"{namespace}\x1f{name}"))
+
+
+def table_name(dataset: dict[str, Any]) -> str:
+    """A dataset's table as jobs name it: its first ``TABLE`` symlink (``<ns>.<table>``), else the last segment of
+    its name (a table read from its metadata file)."""
+    names = [i["name"] for i in (dataset.get("facets") or {}).get("symlinks", {}).get("identifiers") or ()
+             if i["type"] == "TABLE"]
+    return names[0] if names else str(dataset["name"]).rstrip("/").rsplit("/", 1)[-1]
+
+
+def add_table_parent(doc: dict[str, Any]) -> None:
+    """A run of a table (its first output, else its first input) without a ``parent`` facet gets the table's run:
+    job ``<ns>.<table>``, runId :func:`table_run_id`. Every event of the run names its datasets with their symlinks
+    (a START too), so all of them get the same parent. Roots (:data:`ROOT_JOB_TYPES`) and runs without a dataset
+    stay as they are."""
+    run, job = doc.get("run"), doc.get("job") or {}
+    job_type = ((job.get("facets") or {}).get("jobType") or {}).get("jobType")
+    datasets = [*(doc.get("outputs") or ()), *(doc.get("inputs") or ())]
+    if not isinstance(run, dict) or (run.get("facets") or {}).get("parent") or job_type in ROOT_JOB_TYPES \
+            or not datasets:
+        return
+    dataset = datasets[0]
+    ref = RunRef(table_run_id(dataset["namespace"], dataset["name"]), job["namespace"], table_name(dataset))
+    run["facets"] = {**(run.get("facets") or {}), "parent": json.loads(to_json(parent_facet(ref)))}
+
+
 def links(doc: dict[str, Any]) -> int:
     """Input -> output links an event carries: every input with every output."""
     return len(doc.get("inputs") or ()) * len(doc.get("outputs") or ())
@@ -211,8 +254,7 @@ def checks_runs(doc: dict[str, Any]) -> list[dict[str, Any]]:
         metrics, version = facets.get("dataQualityMetrics"), facets.get("version")
         if not (metrics and version):
             continue
-        names = [i["name"] for i in (facets.get("symlinks") or {}).get("identifiers") or () if i["type"] == "TABLE"]
-        table = names[0] if names else str(dataset["name"]).rstrip("/").rsplit("/", 1)[-1]
+        table = table_name(dataset)
         schema_url = data_quality_metrics_input_dataset.DataQualityMetricsInputDatasetFacet._get_schema()
         metrics_in = {**{k: v for k, v in metrics.items() if k not in ("captureDate", "_schemaURL")},
                       "_schemaURL": schema_url}

@@ -144,7 +144,8 @@ def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
             table, stats, settings, engine=COMMIT_ENGINE, run_id=owner.run_id if owner else new_run_id(),
             duration_ms=commit.duration_ms, attempts=commit.attempts,
         )
-        out.extend(ev.owned_run_events(event, owner) if owner and owner.owner == "snapshot" else [event])
+        out.extend(ev.owned_run_events(event, owner, start=settings.events_start_events)
+                   if owner and owner.owner == "snapshot" else [event])
     return out
 
 

@@ -141,6 +141,8 @@ class ApplicationTracker:
         PyIceberg and other engines that never report do not delay their lineage."""
         from scan_reporters.reports import CommitReport
 
+        if event.eventType != RunState.COMPLETE:  # the run's START goes straight out; only its COMPLETE waits
+            return [event]
         now = self.clock()
         app = apps.Application.of(summary)
         doc = json.loads(to_json(event))

@@ -2,10 +2,10 @@
 :class:`Exchange`, a capture record queued on the process's :class:`~iceberg_lineage.delivery.emitter.Emitter`,
 whose events are built on the emitter's thread, off the request path, and sent through the one delivery path.
 
-- A commit's new snapshots (its ``add-snapshot`` updates) get the scanner's per-snapshot COMPLETE run (the same
-  builder, runId and job name), at ``--depth``; a snapshot tagged by the hook is recorded as the hook's, unsent. The
-  :class:`~iceberg_lineage.proxy.applications.ApplicationTracker` adds the engine application's reads and holds the
-  COMPLETE for the engine's commit report.
+- A commit's new snapshots (its ``add-snapshot`` updates) get the scanner's per-snapshot run, START and COMPLETE
+  (the same builder, runId and job name), at ``--depth``; a snapshot tagged by the hook is recorded as the hook's,
+  unsent. The :class:`~iceberg_lineage.proxy.applications.ApplicationTracker` adds the engine application's reads and
+  holds the COMPLETE (never the START) for the engine's commit report.
 - create, register, a staged create once committed: CREATE; drop: DROP; rename: RENAME; schema, spec, sort-order
   and property updates: ALTER with the schema diff; all with the scanner's lifecycle runIds and job names.
 - ``transactions/commit`` (204, no body): the snapshots from the request, applied to the metadata the bridge last
@@ -223,8 +223,8 @@ class Reporter:
                 # a COMPLETE the tracker holds for its commit report goes out later, through the tracker
                 now = [event] if self.tracker is None else self.tracker.hold(
                     x.route.prefix, table.identifier, md.identity, sid, _summary(md, sid), event)
-                for sent in now:
-                    x.built.append((sid, md.identity, sent.run.runId))
+                for sent in now:  # a START does not make the snapshot delivered: its COMPLETE does
+                    x.built.append((None if sent.eventType.value == "START" else sid, md.identity, sent.run.runId))
                     out.append(sent)
         return out
 

@@ -106,7 +106,10 @@ def _scan_table(task: TableTask) -> TableResult:
 
 def _current_items(task: TableTask, table: LoadedTable, watermark: Watermark) -> tuple[PendingEvent, ...]:
     """``--mode current``: one DatasetEvent of the current snapshot (a RunEvent-only consumer profile: the current
-    snapshot's run), unless it is the one sent last time."""
+    snapshot's run, with its START), unless it is the one sent last time."""
+    from openlineage.client.event_v2 import RunEvent
+
+    from iceberg_lineage.lineage.events import started
     from iceberg_lineage.lineage.profiles import current_state_event
     from iceberg_lineage.lineage.serde import to_json
 
@@ -115,9 +118,11 @@ def _current_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
     if sid is None or sid == watermark.current_snapshot_id:
         return ()
     stats = snapshot_stats(table, sid, depth=task.depth, columns=task.settings.columns, executor=manifest_pool())
-    event = to_json(current_state_event(table, stats, task.settings, capture_time=task.capture_time))
+    event = current_state_event(table, stats, task.settings, capture_time=task.capture_time)
+    built = started(event, task.settings) if isinstance(event, RunEvent) else [event]
     snap = md.snapshot_by_id(sid)
-    return (PendingEvent(sid, snap.sequence_number, snap.timestamp_ms, None, (event,)),)  # type: ignore[union-attr]
+    return (PendingEvent(sid, snap.sequence_number, snap.timestamp_ms, None,  # type: ignore[union-attr]
+                         tuple(to_json(e) for e in built)),)
 
 
 def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) -> tuple[PendingEvent, ...]:

@@ -154,7 +154,8 @@ def test_scanner_alerts_once_per_changed_snapshot(sql_catalog, tmp_path, receive
         events = sink.parsed
         scan(ScanOptions(catalogs=(spec_of(sql_catalog),)), settings, state, Recorder())  # nothing new: no alert
     checks = [e for e in events if e["job"]["name"] == "db.orders.checks"]
-    assert len(events) == 3 and len(checks) == 1  # two snapshot runs, and the second snapshot's checks run
+    # two snapshot runs (START and COMPLETE), and the second snapshot's checks run
+    assert len(events) == 2 * 2 + 1 and len(checks) == 1
     validate_event(checks[0])
     assert checks[0]["inputs"][0]["facets"]["version"]["datasetVersion"] == str(table.metadata.current_snapshot_id)
     receiver.wait_idle()

@@ -22,7 +22,8 @@ def test_stats_and_events_find_the_embedded_default(tmp_path):
     assert [s["records"] for s in json.loads(stats.stdout)["snapshots"]] == [3, 6]
     events = cli("events", "--catalog", "default", "--table", "demo.orders")
     assert events.exit_code == 0, events.output
-    (event,) = [json.loads(line) for line in events.stdout.splitlines()]
+    start, event = [json.loads(line) for line in events.stdout.splitlines()]
+    assert (start["eventType"], start["run"]) == ("START", event["run"])
     output = event["outputs"][0]
     assert output["name"] == str((tmp_path / "warehouse" / "demo" / "orders").resolve())
     # read through the catalog: its table identifier is the symlink

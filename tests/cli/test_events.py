@@ -27,10 +27,11 @@ def test_all_snapshots_as_json_lines():
     result = events("--metadata", str(FIXTURES / DV), "--all-snapshots", *_relocate(DV))
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert len(lines) == 2
+    assert len(lines) == 4
     for line in lines:
         validate_event(line)
-    assert [json.loads(x)["outputs"][0]["facets"]["version"]["datasetVersion"] for x in lines] == [
+    assert [json.loads(x)["eventType"] for x in lines] == ["START", "COMPLETE"] * 2
+    assert [json.loads(x)["outputs"][0]["facets"]["version"]["datasetVersion"] for x in lines[1::2]] == [
         "2700858159721908397", "3685752423136077685"
     ]
 
@@ -45,7 +46,7 @@ def test_one_snapshot_dataset_events_and_column_options():
     assert facets["version"]["datasetVersion"] == "2700858159721908397"
     assert "min" not in facets["icebergTableStatistics"]["columns"]["i"]
     excluded = events("--metadata", str(FIXTURES / DV), "--exclude-columns", "i", *_relocate(DV))
-    stat = json.loads(excluded.stdout)["outputs"][0]["facets"]["icebergTableStatistics"]
+    stat = json.loads(excluded.stdout.splitlines()[-1])["outputs"][0]["facets"]["icebergTableStatistics"]
     assert stat["columnsOmitted"] == ["i"] and "columns" not in stat
 
 
@@ -54,9 +55,9 @@ def test_emit_uses_the_client_default_and_reports_on_stderr(monkeypatch):
     result = events("--metadata", str(FIXTURES / DV), "--all-snapshots", "--emit", *_relocate(DV))
     assert result.exit_code == 0, result.stderr
     assert result.stdout == ""
-    assert "sent 2 event(s) to file .iceberg-lineage/events.jsonl" in result.stderr
+    assert "sent 4 event(s) to file .iceberg-lineage/events.jsonl" in result.stderr  # 2 runs: START, COMPLETE
     written = Path(".iceberg-lineage/events.jsonl").read_text().splitlines()
-    assert len(written) == 2
+    assert len(written) == 4
     for line in written:
         validate_event(line)
 

@@ -48,10 +48,11 @@ def test_a_down_server_leaves_the_events_in_the_spool_and_replay_sends_them(monk
     result = emit()
 
     assert result.exit_code == 1, result.output
-    assert "0 of 2 event(s) delivered" in result.stderr and "2 spooled" in result.stderr
+    # two snapshots' runs, START and COMPLETE each
+    assert "0 of 4 event(s) delivered" in result.stderr and "4 spooled" in result.stderr
     assert "iceberg-lineage replay" in result.stderr and "Traceback" not in result.output
     waiting = spooled_keys()
-    assert len(waiting) == 2
+    assert len(waiting) == 4
     with LineageServer(port) as server:
         assert replay_into(server) == waiting
 
@@ -64,11 +65,11 @@ def test_a_rejected_event_is_spooled_with_its_rejection_counted(monkeypatch, sta
         result = emit()
 
         assert result.exit_code == 1, result.output
-        assert "0 of 2 event(s) delivered" in result.stderr and "2 spooled" in result.stderr
+        assert "0 of 4 event(s) delivered" in result.stderr and "4 spooled" in result.stderr
         with Spool(SPOOL) as spool:
             rows = spool.read(0, 10)
-        # the second event (same table) went to the spool untried, behind the rejected one
-        assert [(r.attempts, r.last_error) for r in rows] == [(1, f"HTTPError: HTTP {status}"), (0, "not sent")]
+        # the other events (same table) went to the spool untried, behind the rejected one
+        assert [(r.attempts, r.last_error) for r in rows] == [(1, f"HTTPError: HTTP {status}")] + [(0, "not sent")] * 3
         assert len(server.received) == 1
         assert replay_into(server) == [(r.run_id, r.event_type) for r in rows]
 
@@ -106,9 +107,9 @@ def test_a_connection_reset_spools_the_events(monkeypatch):
         resetting.close()
 
     assert result.exit_code == 1, result.output
-    assert "0 of 2 event(s) delivered" in result.stderr and "2 spooled" in result.stderr
+    assert "0 of 4 event(s) delivered" in result.stderr and "4 spooled" in result.stderr
     assert resetting.resets == 1  # the rest of the batch went to the spool untried
-    assert len(spooled_keys()) == 2
+    assert len(spooled_keys()) == 4
 
 
 def test_every_event_delivered_exits_0(monkeypatch):
@@ -116,5 +117,5 @@ def test_every_event_delivered_exits_0(monkeypatch):
         use(monkeypatch, server.url)
         result = emit()
     assert result.exit_code == 0, result.output
-    assert f"sent 2 event(s) to http {server.url}" in result.stderr
-    assert len(server.accepted) == 2 and not Spool.exists(SPOOL)
+    assert f"sent 4 event(s) to http {server.url}" in result.stderr  # two runs, START and COMPLETE each
+    assert len(server.accepted) == 4 and not Spool.exists(SPOOL)

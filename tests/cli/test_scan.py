@@ -45,7 +45,7 @@ def test_cron_story_over_http(sql_catalog, tmp_path, lineage_server):
     events = lineage_server.take()
     for event in events:
         validate_event(event)
-    assert len(events) == 5 and summary_of(first)["snapshots"]["emitted"] == 5
+    assert len(events) == 2 * 5 and summary_of(first)["snapshots"]["emitted"] == 5  # START and COMPLETE each
     assert "http" in summary_of(first)["events"]
     assert (tmp_path / ".iceberg-lineage" / "state.db").exists()
 
@@ -70,7 +70,7 @@ def test_text_summary_dry_run_and_unknown_catalog(sql_catalog, tmp_path):
     dry = cli("--dry-run", "--format", "text", "--state", str(tmp_path / "s.db"), env=env, cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     lines = dry.stdout.splitlines()
-    assert len(lines) == 2 and all(json.loads(line)["eventType"] == "COMPLETE" for line in lines)
+    assert [json.loads(line)["eventType"] for line in lines] == ["START", "COMPLETE"] * 2
     assert "2 emitted" in dry.stderr and "dry run" in dry.stderr
     assert not (tmp_path / "s.db").exists() and not (tmp_path / ".iceberg-lineage").exists()
 
@@ -90,7 +90,8 @@ def test_drop_and_rename_through_the_cli(sql_catalog, tmp_path):
     assert (summary_of(result)["drops"], summary_of(result)["renames"]) == (1, 1)
     events = [json.loads(line) for line in (tmp_path / ".iceberg-lineage" / "events.jsonl").read_text().splitlines()]
     # each table's first snapshot is its CREATE; then one DROP and one RENAME, no snapshot twice
-    assert sorted(lifecycle(e) for e in events) == ["CREATE", "CREATE", "DROP", "RENAME"]
+    terminal = [e for e in events if e["eventType"] != "START"]  # a START names its output, no facets
+    assert sorted(lifecycle(e) for e in terminal) == ["CREATE", "CREATE", "DROP", "RENAME"]
 
 
 def test_a_second_scan_exits_2_or_waits(sql_catalog, tmp_path):

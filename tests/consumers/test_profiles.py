@@ -49,7 +49,7 @@ def test_every_profile_is_declared_once_and_settable_three_ways(tmp_path, monkey
 
 def test_generic_and_other_unlimited_profiles_send_the_built_event_itself():
     event = snapshot_event(50)
-    for name in ("generic", "marquez", "openmetadata"):
+    for name in ("generic", "marquez"):  # openmetadata adds a parent (tests/consumers/test_start_and_parents.py)
         assert shape(event, Settings(consumer_profile=name)).events == [event]
 
 
@@ -103,7 +103,7 @@ def test_events_cli_takes_the_profile_flag_over_the_environment(tmp_path, monkey
     got = runner.invoke(main, ["events", "--metadata", *path, "--dataset-events", "--profile", "datazone"])
     assert got.exit_code == 0, got.output
     lines = [json.loads(line) for line in got.stdout.splitlines()]
-    assert [d.get("eventType") for d in lines] == ["COMPLETE"]
+    assert [d.get("eventType") for d in lines] == ["START", "COMPLETE"]  # the current snapshot's run
     got = runner.invoke(main, ["events", "--metadata", *path, "--dataset-events"])
     assert "dataset" in json.loads(got.stdout.splitlines()[0])
     got = runner.invoke(main, ["events", "--metadata", *path, "--profile", "nope"])
@@ -196,7 +196,9 @@ def test_scanner_current_mode_sends_run_events_under_run_only_profiles(profile, 
         sink = Recorder()
         scan(ScanOptions(catalogs=(spec_of(sql_catalog),), mode="current"), Settings(consumer_profile=profile),
              state, sink)
-    [event] = sink.parsed
+    start, event = sink.parsed
+    assert (start["eventType"], start["run"]["runId"]) == ("START", event["run"]["runId"])
+    validate_event(json.dumps(start))
     assert event["eventType"] == "COMPLETE" and "dataset" not in event
     assert event["outputs"][0]["facets"]["version"]["datasetVersion"] == str(table.current_snapshot().snapshot_id)
     validate_event(json.dumps(event))

@@ -220,7 +220,7 @@ def write_audit_publish(spark) -> WapTable:
     with session_conf(spark, "spark.wap.branch", "hotfix"):
         spark.sql(f"INSERT INTO {table} {rows(50, 5, 'c')}")
     spark.sql(f"CALL {JDBC}.system.fast_forward('{short}', 'main', 'hotfix')")
-    return WapTable(capture(spark, table), state, first.parsed)
+    return WapTable(capture(spark, table), state, first.terminal)  # each run's COMPLETE, without its START
 
 
 #: The session's SeaweedFS REST catalog as Spark names it, and the CLI through ``.pyiceberg.yaml``.

@@ -125,7 +125,7 @@ def test_spark_and_hooked_pyiceberg_on_one_table(spark, tmp_path, monkeypatch, f
     app_id, version = spark.session.sparkContext.applicationId, spark.session.version
     for sid in (ids[0], ids[2], ids[3]):
         events = by_run[run_id[sid]]
-        assert [e["eventType"] for e in events] == ["COMPLETE"]  # the scanner's run of a snapshot: one event
+        assert [e["eventType"] for e in events] == ["START", "COMPLETE"]  # the scanner's run of a snapshot
         for event in events:
             facets = event["run"]["facets"]
             assert event["job"]["name"] == f"{TABLE}.spark"

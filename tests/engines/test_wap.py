@@ -54,9 +54,11 @@ def test_events_carry_each_snapshots_refs(spark, write_audit_publish):
     catalog = {"PYICEBERG_CATALOG__JDBC__TYPE": "sql",
                "PYICEBERG_CATALOG__JDBC__URI": f"sqlite:///{spark.root}/catalog.db"}
     proc = run_cli("events", "--catalog", JDBC, "--table", "wap.write_audit_publish", "--all-snapshots", env=catalog)
-    events = [json.loads(line) for line in proc.stdout.splitlines()]
-    for event in events:
+    printed = [json.loads(line) for line in proc.stdout.splitlines()]
+    for event in printed:
         validate_event(event)
+    events = [e for e in printed if e["eventType"] != "START"]  # each run's START, then its COMPLETE
+    assert [e["eventType"] for e in printed] == ["START", "COMPLETE"] * len(events)
     assert snapshot_ids(events) == [s["snapshot_id"] for s in table.snapshots]
     assert [tuple(statistics(e)["refs"]) for e in events] == REFS
     assert [statistics(e)["staged"] for e in events] == STAGED
@@ -75,8 +77,8 @@ def test_scanner_sends_each_snapshot_once_across_the_publish(spark, write_audit_
         validate_event(event)
     assert snapshot_ids(first) == ids[:5] and snapshot_ids(second.parsed) == ids[5:]
     assert [tuple(statistics(e)["refs"]) for e in first] == REFS_AT_FIRST_SCAN
-    assert [tuple(statistics(e)["refs"]) for e in second.parsed] == REFS[5:]
-    assert [e["eventType"] for e in second.parsed] == ["COMPLETE"] * 4
+    assert [tuple(statistics(e)["refs"]) for e in second.terminal] == REFS[5:]
+    assert [e["eventType"] for e in second.parsed] == ["START", "COMPLETE"] * 4
     assert {e["job"]["name"] for e in first + second.parsed} == {JOB}
     assert (summary.snapshots_emitted, summary.gaps) == (4, ())
     third, nothing = run_scan(spark.pyiceberg_catalog(), state, filters=only_wap)

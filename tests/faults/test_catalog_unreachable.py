@@ -45,7 +45,7 @@ def test_locked_sqlite_catalog(sql_catalog, tmp_path):
     assert [f["catalog"] for f in summary["failures"]] == ["test"]
     assert "database is locked" in summary["failures"][0]["reason"]
     assert "Traceback" not in locked.stderr
-    assert len(read_jsonl(events_file)) == 3
+    assert len(read_jsonl(events_file)) == 2 * 3  # three runs, START and COMPLETE
     with StateStore(state_path) as state:
         emitted = {t.identifier: len(state.emitted(t.identity)) for t in state.tables("test")}
     assert emitted == {("db", "a"): 2, ("db", "b"): 1}
@@ -54,7 +54,7 @@ def test_locked_sqlite_catalog(sql_catalog, tmp_path):
     assert after.returncode == 0, after.stderr
     assert summary_of(after)["snapshots"]["emitted"] == 1 and summary_of(after)["drops"] == 0
     events = read_jsonl(events_file)
-    assert len(events) == 4
+    assert len(events) == 2 * 4  # four runs, START and COMPLETE
     assert events[-1]["outputs"][0]["facets"]["version"]["datasetVersion"] == str(a.refresh().metadata.current_snapshot_id)
 
 

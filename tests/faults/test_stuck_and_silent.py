@@ -40,13 +40,14 @@ def test_a_silent_server_costs_the_scan_its_deadline_then_replay_delivers_every_
     # before: 6 events x 6 attempts of the 0.3 s timeout (~11 s here, 471 s for 12 with the defaults); now 2 POSTs
     assert posted == 2  # tables 1 and 2 tried once each; table 3 came after the deadline
     assert summary.delivery.deadline_passed and summary.to_json()["delivery"]["deadline_s"] == 0.5
-    assert summary.exit_code == 0 and summary.snapshots_emitted == 6 and delivery.stats.spooled == 6
+    # six runs, START and COMPLETE each
+    assert summary.exit_code == 0 and summary.snapshots_emitted == 6 and delivery.stats.spooled == 12
     with Spool(settings.spool_path) as spool:
         spooled = [(r.run_id, r.event_type) for r in spool.read(0, 100)]
-    assert len(set(spooled)) == 6
+    assert len(set(spooled)) == 12
 
     with LineageServer() as good:
-        assert replay(settings.spool_path, http_client(good.url, **FAST)) == ReplayResult(6, 0)
+        assert replay(settings.spool_path, http_client(good.url, **FAST)) == ReplayResult(12, 0)
         assert Counter(key(b) for b in good.accepted) == Counter({k: 1 for k in spooled})
 
 
@@ -70,5 +71,5 @@ def test_a_stuck_table_is_reported_and_the_scan_delivers_the_others_and_exits(sq
     assert (failure["table"], failure["kind"]) == ("db.stuck", "timeout")
     assert failure["reason"] == ("no result after 1 s (scan.table_timeout_s): the table's task was abandoned, "
                                  "nothing of it is recorded")
-    assert len(accepted) == 4 and {e["job"]["name"].split(".")[1] for e in accepted} == {"t0000", "t0001"}
+    assert len(accepted) == 2 * 4 and {e["job"]["name"].split(".")[1] for e in accepted} == {"t0000", "t0001"}
     assert "Traceback" not in done.stderr

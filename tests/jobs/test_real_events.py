@@ -83,8 +83,8 @@ def test_scan_and_hooked_runs_read_back(sql_catalog, monkeypatch):
     assert etl["last_failure"]["message"] == "RuntimeError: boom <b>" and etl["failure_rate"] == 1.0
     assert etl["outputs"] == [{"namespace": "file", "name": hooked.location().removeprefix("file://")}]
 
-    # durations: the scanner's runs have no START; the hook's commits start and end at the snapshot's time
-    assert (jobs["db.scanned.commit"]["timed_runs"], jobs["db.scanned.commit"]["duration_p50_s"]) == (0, None)
+    # durations: the scanner's runs (now with their START) and the hook's commits start and end at the snapshot's time
+    assert (jobs["db.scanned.commit"]["timed_runs"], jobs["db.scanned.commit"]["duration_p50_s"]) == (3, 0.0)
     assert (jobs["db.hooked.pyiceberg"]["timed_runs"], jobs["db.hooked.pyiceberg"]["duration_p95_s"]) == (2, 0.0)
     times = {json.loads(line)["eventType"]: json.loads(line)["eventTime"] for line in lines
              if json.loads(line)["job"]["name"] == "nightly <etl>"}

@@ -77,12 +77,12 @@ def test_catalog_scan(tmp_path, monkeypatch, mpl_config, sql_catalog):
     from iceberg_lineage.demo.tables import write_demo_table
 
     nb = execute("catalog_scan.ipynb", tmp_path, monkeypatch, mpl_config)
-    # the same tables written here: the scan emits one run per snapshot, and a checks run for each table's schema
-    # change (issue 18)
+    # the same tables written here: the scan emits one run per snapshot (START and COMPLETE), and a checks run for
+    # each table's schema change (issue 18)
     snapshots = sum(len(write_demo_table(sql_catalog, f"sales.{name}", commits=commits).metadata.snapshots)
                     for name, commits in (("orders", 8), ("returns", 5)))
     out = stdout(nb)
-    assert f"{snapshots + 2} events would be sent" in out
+    assert f"{2 * snapshots + 2} events would be sent" in out
     assert f"{snapshots} snapshots emitted to file .iceberg-lineage/events.jsonl" in out
     assert "0 events left to send" in out
     assert any("iceberg-lineage scan (dry run)" in h for h in outputs(nb, "text/html"))

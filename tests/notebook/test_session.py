@@ -87,9 +87,12 @@ def test_preview_scan_sends_and_records_nothing(sql_catalog, tmp_path):
 
     table = write_demo_table(sql_catalog, "db.orders", commits=6)
     preview = preview_scan(sql_catalog)
-    runs = preview.events.of_job(".commit")  # and the schema change's checks run (issue 18)
+    commits = preview.events.of_job(".commit")  # and the schema change's checks run (issue 18)
+    runs = [ev for ev in commits if ev.data["eventType"] == "COMPLETE"]  # each after its START
+    assert [ev.data["eventType"] for ev in commits] == ["START", "COMPLETE"] * len(runs)
     assert [ev.job for ev in preview.events.of_job(".checks")] == ["db.orders.checks"]
-    assert len(runs) == len(table.metadata.snapshots) == preview.summary.snapshots_emitted == len(preview.events) - 1
+    assert len(runs) == len(table.metadata.snapshots) == preview.summary.snapshots_emitted
+    assert len(preview.events) == 2 * len(runs) + 1
     assert [ev.data["outputs"][0]["facets"]["version"]["datasetVersion"] for ev in runs] == \
         [str(s.snapshot_id) for s in table.metadata.snapshots]
     assert not (tmp_path / ".iceberg-lineage").exists()

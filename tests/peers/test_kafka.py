@@ -148,11 +148,11 @@ def test_a_scan_through_openlineage_yml_delivers_every_event_with_its_key(kafka:
     read = kafka.read(topic)
     assert [as_built(m.value) for m in read] == [json.loads(t) for t in sink.texts]
     assert [m.key for m in read] == [their_key(t) for t in sink.texts]
-    assert sorted(m.key for m in read) == ["run:iceberg-lineage/db.items.commit"] * 2 + [
-        "run:iceberg-lineage/db.orders.commit"] * 3
+    assert sorted(m.key for m in read) == ["run:iceberg-lineage/db.items.commit"] * 2 * 2 + [
+        "run:iceberg-lineage/db.orders.commit"] * 3 * 2  # each run's START and COMPLETE
     for message in read:
         validate_event(json.loads(message.value))
-    assert delivery.stats == DeliveryStats(delivered=5)
+    assert delivery.stats == DeliveryStats(delivered=2 * 5)  # five runs, START and COMPLETE
 
 
 def test_the_broker_stopped_mid_scan_loses_nothing_and_replay_delivers_the_rest(kafka: KafkaBroker, sql_catalog,
@@ -171,18 +171,19 @@ def test_the_broker_stopped_mid_scan_loses_nothing_and_replay_delivers_the_rest(
     finally:
         kafka.start()
 
-    assert sink.statuses == ["delivered"] * 2 + ["spooled"] * 4
+    # each snapshot's run: START and COMPLETE
+    assert sink.statuses == ["delivered"] * 4 + ["spooled"] * 8
     assert summary.delivery.deadline_passed and summary.failed == 0
-    assert len(kafka.read(topic)) == 2
+    assert len(kafka.read(topic)) == 4
     with StateStore(state_path) as state:  # a spooled snapshot is the spool's to deliver: the scan moves on
         assert sum(len(state.watermark(t.identity).emitted) for t in state.tables(sql_catalog.name)) == 6
 
-    assert replay(settings.spool_path, kafka_client(config)) == ReplayResult(4, 0)
+    assert replay(settings.spool_path, kafka_client(config)) == ReplayResult(8, 0)
 
     read = kafka.read(topic)
     assert [as_built(m.value) for m in read] == [json.loads(t) for t in sink.texts]
     assert [m.key for m in read] == [their_key(t) for t in sink.texts]
-    assert len({(json.loads(m.value)["run"]["runId"], json.loads(m.value)["eventType"]) for m in read}) == 6
+    assert len({(json.loads(m.value)["run"]["runId"], json.loads(m.value)["eventType"]) for m in read}) == 12
 
 
 def test_the_cli_spools_what_an_unreachable_broker_did_not_acknowledge_and_replay_sends_it(kafka: KafkaBroker,
@@ -212,12 +213,12 @@ def test_the_cli_spools_what_an_unreachable_broker_did_not_acknowledge_and_repla
     assert still_down.returncode == 1 and "KafkaNotAcknowledged: _MSG_TIMED_OUT" in still_down.stderr
 
     assert (scanned.returncode, summary["snapshots"]["emitted"]) == (0, 2), scanned.stderr
-    assert summary["events"].startswith("kafka (2 spooled to ")
+    assert summary["events"].startswith("kafka (4 spooled to ")  # two runs, START and COMPLETE
     assert "KafkaNotAcknowledged: _MSG_TIMED_OUT" in scanned.stderr
     assert replayed.returncode == 0, replayed.stderr
     read = kafka.read(topic)
-    assert [json.loads(m.value)["eventType"] for m in read] == ["COMPLETE", "COMPLETE"]
-    assert [m.key for m in read] == ["run:iceberg-lineage/db.orders.commit"] * 2
+    assert [json.loads(m.value)["eventType"] for m in read] == ["START", "COMPLETE"] * 2
+    assert [m.key for m in read] == ["run:iceberg-lineage/db.orders.commit"] * 4
     assert [m.key for m in read] == [their_key(json.dumps(as_built(m.value))) for m in read]
 
 

@@ -84,7 +84,7 @@ def _ours_scanned(spec: CatalogSpec, state_path: Path) -> dict[str, list[dict[st
         # Only this test's namespace: the session's REST catalog also holds other suites' tables.
         scan(ScanOptions(catalogs=(spec,), filters=TableFilter(namespaces=("peers",))), Settings(), state, sink)
     events: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
-    for doc in sink.parsed:
+    for doc in sink.terminal:  # each run's COMPLETE (its START names the output without facets)
         events[doc["job"]["name"].split(".")[1]].append(doc)
     return events
 

@@ -10,19 +10,23 @@ from tests.support.proxy import wait_until
 
 
 def check(bridge, name: str, job: str, operations: list[str]) -> None:
-    """Each of the table's snapshots has exactly one COMPLETE (schema-valid, the scanner's runId and job name),
-    and the table one CREATE."""
+    """Each of the table's snapshots has exactly one START and one COMPLETE (schema-valid, the scanner's runId and
+    job name), and the table one CREATE."""
     metadata = bridge.seaweed.catalog("direct").load_table(name).metadata
     assert [s.summary.operation.value for s in metadata.snapshots] == operations
     expected = {str(snapshot_run_id(str(metadata.table_uuid), s.snapshot_id, s.timestamp_ms)) for s in metadata.snapshots}
-    wait_until(lambda: expected <= {e["run"]["runId"] for e in bridge.lineage.accepted_events()})
+    # a run's START goes out at once: wait for its COMPLETE
+    wait_until(lambda: expected <= {e["run"]["runId"] for e in bridge.lineage.accepted_events()
+                                    if e["eventType"] == "COMPLETE"})
     bridge.lineage.wait_idle()
     events = bridge.lineage.accepted_events()
     for event in events:
         validate_event(event)
-    sent = [e for e in events if e["run"]["runId"] in expected]
+    sent = [e for e in events if e["run"]["runId"] in expected and e["eventType"] != "START"]
     assert sorted(e["run"]["runId"] for e in sent) == sorted(expected)
     assert {(e["eventType"], e["job"]["name"]) for e in sent} == {("COMPLETE", job)}
+    starts = [e for e in events if e["run"]["runId"] in expected and e["eventType"] == "START"]
+    assert sorted(e["run"]["runId"] for e in starts) == sorted(expected)  # each run's START too
     catalog_job = f"{name}.catalog"
     assert [e["job"]["name"] for e in lifecycle_events(events, "CREATE") if e["job"]["name"] == catalog_job] == [
         catalog_job]

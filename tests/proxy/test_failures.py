@@ -123,6 +123,7 @@ def test_lineage_server_down_spools_then_replay_sends(seaweed, tmp_path):
     for event in events:
         validate_event(event)
     runs = sorted(e["run"]["runId"] for e in events if e["job"]["name"] == "spooled.t.commit")
-    assert runs == sorted(str(snapshot_run_id(str(md.table_uuid), s.snapshot_id, s.timestamp_ms))
-                          for s in md.snapshots)
+    # each run's START and COMPLETE
+    assert runs == sorted(2 * [str(snapshot_run_id(str(md.table_uuid), s.snapshot_id, s.timestamp_ms))
+                               for s in md.snapshots])
     assert [e["job"]["name"] for e in events if e["job"]["name"].endswith(".catalog")] == ["spooled.t.catalog"]

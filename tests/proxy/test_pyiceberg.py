@@ -64,8 +64,9 @@ def story(bridge):
     staged_md = direct.load_table("bridge_reg.staged").metadata
     catalog.drop_table("bridge.short")
     snapshots = len(before_rename.snapshots) + len(short_md.metadata.snapshots) + len(staged_md.snapshots)
-    # 4 CREATE (a register, a staged create), 1 ALTER, 1 RENAME, 1 DROP, and the checks run of the added column
-    events = wait_for(bridge.lineage, snapshots + 8)
+    # each snapshot's START and COMPLETE, 4 CREATE (a register, a staged create), 1 ALTER, 1 RENAME, 1 DROP, and the
+    # checks run of the added column
+    events = wait_for(bridge.lineage, 2 * snapshots + 8)
     return catalog, seen, before_rename, short_md, events, staged_md
 
 
@@ -73,7 +74,10 @@ def test_every_snapshot_has_exactly_one_complete_with_the_scanners_run_id(story)
     _, _, life, short, events, staged = story
     for event in events:
         validate_event(event)
-    complete = [e for e in events if e["job"]["name"].rsplit(".", 1)[-1] == "commit"]
+    commits = [e for e in events if e["job"]["name"].rsplit(".", 1)[-1] == "commit"]
+    complete = [e for e in commits if e["eventType"] != "START"]
+    starts = {e["run"]["runId"]: e for e in commits if e["eventType"] == "START"}
+    assert sorted(starts) == sorted(e["run"]["runId"] for e in complete)  # each run's START, once
     expected = {str(snapshot_run_id(str(md.table_uuid), s.snapshot_id, s.timestamp_ms)): (name, s.snapshot_id)
                 for md, name in ((life, "bridge.life.commit"), (short.metadata, "bridge.short.commit"),
                                  (staged, "bridge_reg.staged.commit"))
@@ -149,7 +153,7 @@ def test_a_scanner_afterwards_sends_no_other_run_id(story, bridge, tmp_path):
                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert scan.returncode == 0, scan.stderr
     scanned = [json.loads(line) for line in scan.stdout.splitlines() if line.strip()]
-    assert len(scanned) == 5  # bridge.life2's snapshots
+    assert len(scanned) == 2 * 5  # bridge.life2's snapshots, START and COMPLETE each
     ours = {e["run"]["runId"]: e for e in events}
     for event in scanned:
         mine = ours[event["run"]["runId"]]

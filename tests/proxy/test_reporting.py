@@ -65,7 +65,10 @@ def test_a_transaction_commit_reports_what_a_table_commit_reports(seaweed):
     by_warm = warm.events_of(Exchange(warm, Route("transaction", "warehouse"), 204, request=transaction))
     by_cold = cold.events_of(Exchange(cold, Route("transaction", "warehouse"), 204, request=transaction))
     run_id = str(snapshot_run_id(after.metadata["table-uuid"], new["snapshot-id"], new["timestamp-ms"]))
-    assert [e.run.runId for e in by_commit + by_warm + by_cold] == [run_id] * 3
+    assert [e.run.runId for e in by_commit + by_warm + by_cold] == [run_id] * 6
+    assert [e.eventType.value for e in by_commit + by_warm + by_cold] == ["START", "COMPLETE"] * 3
+    assert to_json(by_commit[0]) == to_json(by_warm[0]) == to_json(by_cold[0])  # the START: identical
+    by_commit, by_warm, by_cold = by_commit[1:], by_warm[1:], by_cold[1:]
     validate_event(to_json(by_commit[0]))
     assert comparable(by_warm[0]) == comparable(by_commit[0]) == comparable(by_cold[0])
     assert by_commit[0].outputs[0].facets["symlinks"].identifiers[0].namespace == PUBLIC
@@ -105,8 +108,9 @@ def test_deeper_depths_read_storage_with_the_proxys_own_properties_only(seaweed)
               "config": {"s3.access-key-id": "vended", "s3.secret-access-key": "vended-wrong-secret"}}
     deep = reporter(seaweed)
     deep.depth = "entries"
-    (event,) = deep.events_of(Exchange(deep, Route("commit", "warehouse", ("deep",), "t"), 200,
-                                       request=json.dumps(change).encode(), response=json.dumps(answer).encode()))
+    (start, event) = deep.events_of(Exchange(deep, Route("commit", "warehouse", ("deep",), "t"), 200,
+                                             request=json.dumps(change).encode(), response=json.dumps(answer).encode()))
+    assert start.eventType.value == "START"
     validate_event(to_json(event))
     facets = json.loads(to_json(event))["outputs"][0]["facets"]
     assert facets["icebergTableStatistics"]["depth"] == "entries"

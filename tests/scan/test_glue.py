@@ -62,7 +62,7 @@ def test_glue_tables_on_s3_are_scanned_and_named_by_arn(glue_properties, tmp_pat
 
     assert summary.exit_code == 0, summary.failures
     assert summary.snapshots_emitted == 4
-    mine = [e for e in sink.parsed if e["job"]["name"].startswith("sales.orders.")]
+    mine = [e for e in sink.terminal if e["job"]["name"].startswith("sales.orders.")]
     assert snapshot_ids(mine) == [s.snapshot_id for s in sorted(orders.refresh().snapshots(),
                                                                   key=lambda s: s.sequence_number)]
     for event in sink.parsed:
@@ -143,8 +143,9 @@ def test_configured_account_wins_and_sts_failure_is_said_once_without_arn(glue_p
             summary = scan(ScanOptions(catalogs=(spec,)), Settings(), state, sink)
         assert summary.exit_code == 0, summary.failures
         assert sorted((e["eventType"], e["job"]["name"]) for e in sink.parsed) == [
-            ("COMPLETE", "sales.orders.commit"), ("COMPLETE", "sales.returns.commit")]
-        found = (e["outputs"][0]["facets"].get("symlinks", {}).get("identifiers", []) for e in sink.parsed)
+            ("COMPLETE", "sales.orders.commit"), ("COMPLETE", "sales.returns.commit"),
+            ("START", "sales.orders.commit"), ("START", "sales.returns.commit")]
+        found = (e["outputs"][0]["facets"].get("symlinks", {}).get("identifiers", []) for e in sink.terminal)
         symlinks[spec.name] = {tuple((i["type"], i["namespace"]) for i in identifiers) for identifiers in found}
     arn = ("TABLE", f"arn:aws:glue:us-east-1:{ACCOUNT}")
     assert symlinks == {"configured": {(arn,)}, "unreachable": {()}}

@@ -29,7 +29,17 @@ def test_every_snapshot_once_in_commit_order_then_only_new_ones(sql_catalog, sta
     by_table: dict[str, list[int]] = {}
     for event in sink.parsed:
         validate_event(event)
-        assert event["eventType"] == "COMPLETE"
+    # each snapshot's run: its START (the output's identity: name and symlinks), then its COMPLETE, at the
+    # snapshot's time
+    starts, completes = sink.parsed[0::2], sink.parsed[1::2]
+    assert {e["eventType"] for e in starts} == {"START"} and {e["eventType"] for e in completes} == {"COMPLETE"}
+    for start, complete in zip(starts, completes):
+        assert (start["run"], start["job"], start["eventTime"]) == \
+            (complete["run"], complete["job"], complete["eventTime"])
+        output = complete["outputs"][0]
+        assert start["outputs"] == [{"namespace": output["namespace"], "name": output["name"],
+                                     "facets": {"symlinks": output["facets"]["symlinks"]}, "outputFacets": {}}]
+    for event in completes:
         by_table.setdefault(event["outputs"][0]["name"], []).extend(snapshot_ids([event]))
     assert by_table == {orders.location().removeprefix("file://"): commit_order(orders),
                         items.location().removeprefix("file://"): commit_order(items)}
@@ -49,7 +59,9 @@ def test_a_failed_delivery_stops_the_watermark_and_the_rest_comes_again(sql_cata
     table = write_table(sql_catalog, "db.t", 4)
     order = commit_order(table)
 
-    summary, sink = run_scan(sql_catalog, state_path, Recorder(["delivered", "spooled", "failed"]))
+    # START and COMPLETE of the first snapshot, then the second's START spooled and its COMPLETE failed
+    summary, sink = run_scan(sql_catalog, state_path, Recorder(["delivered", "delivered", "spooled", "delivered",
+                                                                "spooled", "failed"]))
     assert snapshot_ids(sink.parsed) == order[:3]  # stopped at the failed one
     assert summary.exit_code == 1 and summary.failed == 1 and summary.snapshots_emitted == 2
     assert "delivery failed" in summary.failures[0].reason
@@ -58,7 +70,8 @@ def test_a_failed_delivery_stops_the_watermark_and_the_rest_comes_again(sql_cata
 
     retry, sink2 = run_scan(sql_catalog, state_path)
     assert snapshot_ids(sink2.parsed) == order[2:]
-    assert sink2.parsed[0]["run"]["runId"] == sink.parsed[2]["run"]["runId"]  # the same run, re-emitted
+    assert sink2.parsed[0] == sink.parsed[4]  # the same START, re-emitted identical
+    assert sink2.parsed[1]["run"]["runId"] == sink.parsed[5]["run"]["runId"]  # the same run, re-emitted
     assert retry.exit_code == 0
 
 
@@ -168,10 +181,10 @@ def test_nested_namespaces_and_filters(sql_catalog, state_path, tmp_path):
     for name in ("db.keep", "db.skip_me", "db.inner.t", "db.inner.deep.t"):
         write_table(sql_catalog, name, 1)
     summary, sink = run_scan(sql_catalog, state_path, filters=TableFilter(exclude=("*skip*",)))
-    names = sorted(e["job"]["name"].rsplit(".", 1)[0] for e in sink.parsed)
+    names = sorted(e["job"]["name"].rsplit(".", 1)[0] for e in sink.terminal)
     assert names == ["db.inner.deep.t", "db.inner.t", "db.keep"]
     _, sink = run_scan(sql_catalog, tmp_path / "other.db", readonly=True, filters=TableFilter(namespaces=("db.inner",)))
-    assert sorted(e["job"]["name"].rsplit(".", 1)[0] for e in sink.parsed) == ["db.inner.deep.t", "db.inner.t"]
+    assert sorted(e["job"]["name"].rsplit(".", 1)[0] for e in sink.terminal) == ["db.inner.deep.t", "db.inner.t"]
 
 
 def test_dropped_table_gets_one_drop_only_in_scope(sql_catalog, state_path):

@@ -31,7 +31,8 @@ class BatchDelivery:
 def test_a_table_is_one_emit_many_batch_and_the_watermark_stops_at_the_first_failure(sql_catalog, state_path):
     table = write_table(sql_catalog, "db.t", 4)
     order = [s.snapshot_id for s in sorted(table.refresh().snapshots(), key=lambda s: s.sequence_number)]
-    delivery = BatchDelivery(["delivered", "spooled", "failed", "spooled"])
+    # per snapshot its START and its COMPLETE: the third snapshot's START fails
+    delivery = BatchDelivery(["delivered", "delivered", "spooled", "spooled", "failed", *["spooled"] * 3])
 
     with StateStore(state_path) as state:
         summary = scan(ScanOptions(catalogs=(spec_of(sql_catalog),)), Settings(), state, delivery_sink(delivery))

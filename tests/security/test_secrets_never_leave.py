@@ -78,7 +78,7 @@ def test_catalog_facet_and_symlinks_keep_no_secret(catalog):
 def test_events_cli_prints_and_sends_no_secret(tmp_path, catalog, pyiceberg_home):
     printed = run_cli("events", "--catalog", "sec", "--table", "db.t", "--all-snapshots")
     assert printed.returncode == 0, printed.stderr
-    assert len(printed.stdout.splitlines()) == 2
+    assert len(printed.stdout.splitlines()) == 2 * 2  # two runs, START and COMPLETE
     assert_no_leak(stdout=printed.stdout, stderr=printed.stderr)
 
     events_file = tmp_path / "sent" / "events.jsonl"
@@ -86,7 +86,7 @@ def test_events_cli_prints_and_sends_no_secret(tmp_path, catalog, pyiceberg_home
     env = openlineage_config(tmp_path, {"type": "file", "log_file_path": str(events_file), "append": True})
     sent = run_cli("events", "--catalog", "sec", "--table", "db.t", "--all-snapshots", "--emit", env=env)
     assert sent.returncode == 0, sent.stderr
-    assert len(events_file.read_text().splitlines()) == 2
+    assert len(events_file.read_text().splitlines()) == 2 * 2  # two runs, START and COMPLETE
     assert_no_leak(stdout=sent.stdout, stderr=sent.stderr)
     assert_no_leak_in_files(events_file)
 
@@ -130,7 +130,7 @@ def test_hook_events_and_logs_keep_no_secret(tmp_path, caplog):
 def test_scanner_dry_run_and_file_transport_keep_no_secret(tmp_path, catalog, pyiceberg_home):
     dry = run_cli("scan", "--catalog", "sec", "--dry-run", "--no-progress")
     assert dry.returncode == 0, dry.stderr
-    assert len(dry.stdout.splitlines()) == 2
+    assert len(dry.stdout.splitlines()) == 2 * 2  # two runs, START and COMPLETE
     assert_no_leak(stdout=dry.stdout, stderr=dry.stderr)
 
     events_file = tmp_path / "scan-events.jsonl"
@@ -149,7 +149,7 @@ def test_spooled_events_and_state_keep_no_secret(tmp_path, catalog, pyiceberg_ho
            "ICEBERG_LINEAGE__SPOOL__PATH": str(tmp_path / "spool")}
     done = run_cli("scan", "--catalog", "sec", "--no-progress", "--state", str(tmp_path / "state" / "s.db"), env=env)
     assert done.returncode == 0, done.stderr
-    assert "2 spooled" in done.stderr
+    assert "4 spooled" in done.stderr  # two runs, START and COMPLETE
     assert_no_leak(stdout=done.stdout, stderr=done.stderr)
     spool = assert_no_leak_in_files(tmp_path / "spool", tmp_path / "state")
     assert any(b"alice@" in data for data in spool.values())  # the events did reach the spool (bounds are on)

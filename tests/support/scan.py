@@ -67,6 +67,11 @@ class Recorder:
     def parsed(self) -> list[dict]:
         return [json.loads(e) for e in self.events]
 
+    @property
+    def terminal(self) -> list[dict]:
+        """The events without the STARTs (each run we start has one, before its terminal event)."""
+        return [e for e in self.parsed if e["eventType"] != "START"]
+
 
 def run_scan(catalog: Any, state_path: Path, sink: Recorder | None = None, *, readonly: bool = False,
              **options: Any) -> tuple[ScanSummary, Recorder]:
@@ -77,8 +82,9 @@ def run_scan(catalog: Any, state_path: Path, sink: Recorder | None = None, *, re
 
 
 def snapshot_ids(events: Iterable[dict]) -> list[int]:
-    """The snapshot each run event is about (the output dataset's version facet)."""
-    return [int(e["outputs"][0]["facets"]["version"]["datasetVersion"]) for e in events]
+    """The snapshot each run is about (the output dataset's version facet), once per run: a START names the output
+    without facets, its terminal event counts."""
+    return [int(e["outputs"][0]["facets"]["version"]["datasetVersion"]) for e in events if e["eventType"] != "START"]
 
 
 def lifecycle(event: dict) -> str | None:

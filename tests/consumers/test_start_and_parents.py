@@ -1,0 +1,138 @@
+"""Every run we start gets a START and a terminal event (``events.start_events``), and parents only where they are
+deterministic: an application id in the summary, or (``requires_parent``: OpenMetadata before 1.13) the table's run.
+Atlan: START and terminal pairs, its connection as the job namespace, and parents."""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import uuid
+
+from openlineage.client.event_v2 import InputDataset, RunState
+
+from iceberg_lineage.config import Settings, load_settings
+from iceberg_lineage.lineage.applications import Application, application_event
+from iceberg_lineage.lineage.events import snapshot_run_event, started
+from iceberg_lineage.lineage.profiles import TABLE_RUN_NAMESPACE, shape
+from iceberg_lineage.lineage.runs import application_run_id
+from tests.consumers.tables import doc, snapshot_event, stats, table
+from tests.support.olschema import validate_event
+
+OPENMETADATA = Settings(consumer_profile="openmetadata")
+ATLAN = Settings(consumer_profile="atlan", consumer_connection="lake-connection")
+SNAPSHOT_TIME = "2025-12-01T12:00:00.000Z"  # the fixture snapshot's timestamp-ms, 1764590400000
+
+
+def named(ref: dict) -> dict:
+    """A parent facet's run or job without its (empty) facets."""
+    return {k: v for k, v in ref.items() if k != "facets"}
+
+
+def run_pair(settings: Settings, app_id: str | None = None) -> list:
+    """The events of the fixture snapshot's run as built (before the profile), its summary naming ``app_id``."""
+    loaded = table(3)
+    figures = stats(loaded)
+    if app_id is not None:
+        figures = dataclasses.replace(figures, summary={**figures.summary, "spark.app.id": app_id})
+    return started(snapshot_run_event(loaded, figures, settings), settings)
+
+
+def sent(settings: Settings, app_id: str | None = None) -> list[dict]:
+    """What the consumer receives: the run's events shaped by the profile, as JSON."""
+    out = [doc(e) for built in run_pair(settings, app_id) for e in shape(built, settings).events]
+    for event in out:
+        validate_event(json.dumps(event))
+    return out
+
+
+def test_a_run_is_a_start_then_its_complete_and_the_setting_turns_the_start_off(monkeypatch, tmp_path):
+    start, complete = (doc(e) for e in run_pair(Settings()))
+    assert (start["eventType"], complete["eventType"]) == ("START", "COMPLETE")
+    assert start["run"] == complete["run"] and start["job"] == complete["job"]
+    assert start["eventTime"] == complete["eventTime"] == SNAPSHOT_TIME  # the snapshot's time, not the clock's
+    output = complete["outputs"][0]
+    # the datasets' identity, no statistics
+    assert start["outputs"] == [{"namespace": output["namespace"], "name": output["name"],
+                                 "facets": {"symlinks": output["facets"]["symlinks"]}, "outputFacets": {}}]
+    assert "icebergTableStatistics" in output["facets"] and "outputStatistics" in output["outputFacets"]
+    for event in (start, complete):
+        validate_event(json.dumps(event))
+    assert [doc(e) for e in run_pair(Settings())][0] == start  # built again later: the same START
+
+    assert [e.eventType for e in run_pair(Settings(events_start_events=False))] == [RunState.COMPLETE]
+    monkeypatch.chdir(tmp_path)
+    assert load_settings(env={}).events_start_events is True
+    assert load_settings(env={"ICEBERG_LINEAGE__EVENTS__START_EVENTS": "false"}).events_start_events is False
+    (tmp_path / "iceberg-lineage.yml").write_text("events:\n  start_events: no\n")
+    assert load_settings(env={}).events_start_events is False
+
+
+def test_openmetadata_gives_both_events_of_a_table_run_the_tables_run_as_parent():
+    start, complete = sent(OPENMETADATA)
+    parent = complete["run"]["facets"]["parent"]
+    assert start["run"]["facets"]["parent"] == parent
+    output = complete["outputs"][0]
+    run_id = str(uuid.uuid5(TABLE_RUN_NAMESPACE, f"{output['namespace']}\x1f{output['name']}"))
+    assert named(parent["run"]) == named(parent["root"]["run"]) == {"runId": run_id}
+    assert named(parent["job"]) == named(parent["root"]["job"]) == {"namespace": "iceberg-lineage",
+                                                                    "name": "mart.orders"}  # <ns>.<table>
+    again = sent(OPENMETADATA)  # sent again: the same START, the same run (only captureDate moves)
+    assert again[0] == start and again[1]["run"] == complete["run"]
+    assert all("parent" not in e["run"]["facets"] for e in sent(Settings()))  # generic: no invented parent
+
+
+def test_an_application_id_is_the_parent_and_an_application_run_stays_a_root():
+    app_run = application_run_id("spark", "app-20251201-0001")
+    for settings in (Settings(), OPENMETADATA):
+        start, complete = sent(settings, "app-20251201-0001")
+        for event in (start, complete):
+            assert named(event["run"]["facets"]["parent"]["run"]) == {"runId": app_run}
+            assert named(event["run"]["facets"]["parent"]["job"]) == {"namespace": "iceberg-lineage",
+                                                                      "name": "spark.application"}
+    app = Application("spark", "app-20251201-0001")
+    read = InputDataset(namespace="s3://lake", name="warehouse/mart/customers")
+    for state in (RunState.START, RunState.COMPLETE):
+        event = application_event(app, state, OPENMETADATA, when=dt.datetime(2025, 12, 1, tzinfo=dt.timezone.utc),
+                                  inputs=[read] if state == RunState.COMPLETE else [])
+        [shaped] = shape(event, OPENMETADATA).events
+        assert "parent" not in doc(shaped)["run"]["facets"]
+
+
+def test_atlan_start_and_terminal_pairs_in_its_connection_with_parents():
+    start, complete = sent(ATLAN, "app-20251201-0001")
+    assert (start["eventType"], complete["eventType"]) == ("START", "COMPLETE")
+    assert start["run"]["runId"] == complete["run"]["runId"]
+    app_run = application_run_id("spark", "app-20251201-0001")
+    for event in (start, complete):
+        assert event["job"] == {**complete["job"], "namespace": "lake-connection"}
+        parent = event["run"]["facets"]["parent"]
+        assert named(parent["job"]) == named(parent["root"]["job"]) == {"namespace": "lake-connection",
+                                                                        "name": "spark.application"}
+        assert named(parent["run"]) == named(parent["root"]["run"]) == {"runId": app_run}
+    # the parent's own events: the same run, in the same namespace
+    app = Application("spark", "app-20251201-0001")
+    [app_start] = shape(application_event(app, RunState.START, ATLAN, when=dt.datetime(2025, 12, 1,
+                                                                                         tzinfo=dt.timezone.utc)),
+                        ATLAN).events
+    assert doc(app_start)["job"]["namespace"] == "lake-connection" and doc(app_start)["run"]["runId"] == app_run
+    without_app = sent(ATLAN)
+    assert [e["eventType"] for e in without_app] == ["START", "COMPLETE"]
+    assert {e["job"]["namespace"] for e in without_app} == {"lake-connection"}
+
+
+def test_the_scanner_sends_the_application_parent_of_a_spark_snapshot(sql_catalog, tmp_path):
+    from tests.support.scan import rows, run_scan, write_table
+
+    orders = write_table(sql_catalog, "db.orders", 1)
+    orders.append(rows(10), snapshot_properties={"spark.app.id": "app-7"})
+    _, sink = run_scan(sql_catalog, tmp_path / "state.db")
+    events = sink.parsed
+    assert [e["eventType"] for e in events] == ["START", "COMPLETE"] * 2
+    parents = [e["run"]["facets"].get("parent") for e in events]
+    assert parents[:2] == [None, None]
+    assert [p["run"]["runId"] for p in parents[2:]] == [application_run_id("spark", "app-7")] * 2
+    for event in events:
+        validate_event(json.dumps(event))
+    _, again = run_scan(sql_catalog, tmp_path / "other.db")  # another scanner, from nothing: the same events
+    assert [{k: v for k, v in e.items() if k != "outputs"} for e in again.parsed] == \
+        [{k: v for k, v in e.items() if k != "outputs"} for e in events]
