@@ -6,10 +6,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.proxy.conftest import own_properties
 from tests.support.lineage_server import LineageServer
 from tests.support.olschema import validate_event
-from tests.support.proxy import Proxy, Recorder, start_proxy, wait_until
+from tests.support.proxy import Proxy, Recorder, own_properties, start_proxy, wait_until
 from tests.support.seaweed import Seaweed
 
 

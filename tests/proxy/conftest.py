@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from tests.support.lineage_server import LineageServer
-from tests.support.proxy import Proxy, Recorder, start_proxy
+from tests.support.proxy import Proxy, Recorder, own_properties, start_proxy
 from tests.support.seaweed import Seaweed
 
 
@@ -20,12 +20,6 @@ class Bridge:
 
     def own_properties(self) -> list[str]:
         return own_properties(self.seaweed)
-
-
-def own_properties(seaweed: Seaweed) -> list[str]:
-    """The proxy's own catalog and FileIO properties, as --io-property arguments."""
-    props = {"credential": seaweed.credential, "warehouse": "s3://warehouse/", **seaweed.s3_properties()}
-    return [arg for key, value in props.items() for arg in ("--io-property", f"{key}={value}")]
 
 
 @pytest.fixture(scope="module")

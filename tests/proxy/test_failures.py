@@ -16,10 +16,9 @@ import pytest
 
 from iceberg_lineage.delivery.spool import Spool
 from iceberg_lineage.lineage.events import snapshot_run_id
-from tests.proxy.conftest import own_properties
 from tests.support.lineage_server import LineageServer, free_port
 from tests.support.olschema import validate_event
-from tests.support.proxy import get, hang_up_server, post, proxy_env, start_proxy
+from tests.support.proxy import get, hang_up_server, own_properties, post, proxy_env, start_proxy
 
 COMMIT = "/v1/warehouse/namespaces/ns/tables/t"
 BODY = json.dumps({"requirements": [], "updates": [{"action": "set-properties", "updates": {"k": "v"}}]}).encode()

@@ -11,10 +11,9 @@ from collections import defaultdict
 import pyarrow as pa
 
 from iceberg_lineage.lineage.events import snapshot_run_id
-from tests.proxy.conftest import own_properties
 from tests.support.lineage_server import Answer, LineageServer
 from tests.support.olschema import validate_event
-from tests.support.proxy import scanner_env, start_proxy, wait_until
+from tests.support.proxy import own_properties, scanner_env, start_proxy, wait_until
 
 
 def test_sigkill_mid_traffic_then_a_scanner_catch_up_loses_no_snapshot(seaweed, tmp_path):

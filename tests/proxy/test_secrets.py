@@ -8,9 +8,8 @@ import pyarrow as pa
 from pyiceberg.catalog.rest import RestCatalog
 
 from iceberg_lineage.delivery.spool import Spool
-from tests.proxy.conftest import own_properties
 from tests.support.lineage_server import Answer, LineageServer, free_port
-from tests.support.proxy import Recorder, get, start_proxy, wait_until
+from tests.support.proxy import Recorder, get, own_properties, start_proxy, wait_until
 from tests.support.security import files_under, leaks
 from tests.support.seaweed import SECRET_KEY
 

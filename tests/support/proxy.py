@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.lineage_server import free_port
+from tests.support.seaweed import Seaweed
 
 START_TIMEOUT_S = 30.0
 #: The header a test client adds to its requests, so the recorder tells them from the proxy's own loads.
@@ -161,6 +162,12 @@ class Exchange:
     status: int
     body: bytes
 
+
+
+def own_properties(seaweed: Seaweed) -> list[str]:
+    """The proxy's own catalog and FileIO properties, as --io-property arguments."""
+    props = {"credential": seaweed.credential, "warehouse": "s3://warehouse/", **seaweed.s3_properties()}
+    return [arg for key, value in props.items() for arg in ("--io-property", f"{key}={value}")]
 
 @dataclass
 class Recorder:
