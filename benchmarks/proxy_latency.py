@@ -10,14 +10,16 @@ first), so drift in the machine affects both sides alike:
 * ``metrics``: a scan report ``POST``ed to the table's ``/metrics`` (the bridge turns it into a scan run).
 
 At 1, 10 and 50 concurrent clients (threads, each with its own keep-alive session). Figures: the distribution of the
-paired differences (proxied minus direct: p50, p99), throughput through the proxy as a fraction of direct (the ratio
-of the mean latencies: each client waits for its answer), the request and response body sizes, and the proxy's RSS
-(its processes' ``VmRSS``) after 1,000 and after 10,000 proxied requests, and the proxy's CPU per proxied request
-(its lineage work for the block included), which the machine's load barely changes. Targets (2 cores): added p50
-<= 1 ms and p99 <= 5 ms at 1 and 10 clients; RSS after 10,000 <= RSS after 1,000 + 20 MB. At 50 clients, client,
-proxy and upstream share the two cores: figures only.
+paired differences (proxied minus direct: p50, p99); the same for A/A pairs (direct and direct again, in the same
+run: the noise floor that the upstream's and the client's own jitter put under every "added" figure); throughput
+through the proxy as a fraction of direct (the ratio of the mean latencies: each client waits for its answer); the
+request and response body sizes; the proxy's RSS (its processes' ``VmRSS``) after 1,000 and after 10,000 proxied
+requests; and CPU per proxied request, of all the proxy's processes (lineage included) and of its serving processes
+alone, figures the machine's load barely changes. Targets (2 cores): added p50 <= 1 ms and p99 <= 5 ms at 1 and 10
+clients; RSS after 10,000 <= RSS after 1,000 + 20 MB. At 50 clients, client, proxy and upstream share the two cores:
+figures only.
 
-    .venv/bin/python benchmarks/proxy_latency.py [--scale 1.0]
+    .venv/bin/python benchmarks/proxy_latency.py [--scale 1.0] [--workers 1]
 """
 from __future__ import annotations
 
@@ -46,6 +48,10 @@ CLIENTS = (1, 10, 50)
 PAIRS = {"load": {1: 400, 10: 60, 50: 12}, "metrics": {1: 400, 10: 60, 50: 12}, "commit": {1: 40, 10: 6, 50: 2}}
 P50_TARGET_MS, P99_TARGET_MS, RSS_TARGET_MB = 1.0, 5.0, 20.0
 TABLE_PATH = f"/v1/{WAREHOUSE}/namespaces/bench/tables/t20"
+#: the two sides of a pair: direct and proxied; or, for the A/A baseline, two direct ones (each client's commits go
+#: to a table per side, so the A/A pair has its own two tables, which grow alike)
+VIAS = ("direct", "proxy", "direct2", "direct3")
+PROXIED, BASELINE = ("direct", "proxy"), ("direct2", "direct3")
 
 
 @dataclass
@@ -91,6 +97,11 @@ def cpu_s(pids: Callable[[], list[int]]) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def serving(bench: "Bench") -> list[int]:
+    """The serving processes (the proxy's process, the lineage process, forks them)."""
+    return [pid for pid in bench.proxy.processes() if pid != bench.proxy.process.pid]
+
+
 def settled_cpu_s(pids: Callable[[], list[int]], timeout_s: float = 30.0) -> float:
     """:func:`cpu_s` once the proxy is idle (its emitter has built and sent the block's events: they are part of
     the block's cost)."""
@@ -111,7 +122,7 @@ class Client:
         import requests
 
         self.bench = bench
-        self.sessions = {via: requests.Session() for via in ("direct", "proxy")}
+        self.sessions = {via: requests.Session() for via in VIAS}
         for session in self.sessions.values():
             session.headers["Authorization"] = f"Bearer {bench.token}"
         self.tables: dict[str, object] = {}
@@ -119,7 +130,7 @@ class Client:
         self.commits: dict[str, tuple[float, int, int]] = {}
 
     def base(self, via: str) -> str:
-        return self.bench.seaweed.uri if via == "direct" else self.bench.proxy.uri
+        return self.bench.proxy.uri if via == "proxy" else self.bench.seaweed.uri
 
     def load(self, via: str) -> tuple[float, int, int]:
         start = time.perf_counter()
@@ -147,14 +158,14 @@ def _ok(answer, took: float) -> float:
 
 
 class Bench:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, workers: int = 1) -> None:
         import pyarrow as pa
 
         self.process, self.seaweed = start_seaweed(root / "seaweed")
         self.lineage = LineageServer()
         props = [a for k, v in {"credential": self.seaweed.credential, "warehouse": f"s3://{WAREHOUSE}/",
                                 **self.seaweed.s3_properties()}.items() for a in ("--io-property", f"{k}={v}")]
-        self.proxy = start_proxy(self.seaweed.uri, root / "proxy", self.lineage.url, *props)
+        self.proxy = start_proxy(self.seaweed.uri, root / "proxy", self.lineage.url, *props, "--workers", str(workers))
         self.token = token(self.seaweed.uri)
         self.row = pa.table({"id": pa.array([1], pa.int64()), "v": pa.array(["x"])})
         direct = self.seaweed.catalog("bench-direct")
@@ -175,7 +186,7 @@ class Bench:
 
     def _new_client(self, index: int) -> Client:
         client = Client(index, self)
-        for via in ("direct", "proxy"):
+        for via in VIAS:
             catalog = self.seaweed.catalog(f"c{index}{via}", uri=client.base(via))
             client.tables[via] = catalog.create_table(f"bench.c{index}_{via}", self.row.schema)
             _time_commits(catalog, client, via)
@@ -212,8 +223,12 @@ def _scan_report(snapshot_id: int) -> dict:
             "metadata": {"engine-name": "benchmark", "iceberg-version": "n/a"}}
 
 
-def pairs(bench: Bench, kind: str, clients: int, count: int) -> tuple[list[tuple[float, float]], tuple[int, int]]:
-    """``count`` pairs per client on ``clients`` threads: (direct, proxied) seconds, and the body sizes seen."""
+def pairs(bench: Bench, kind: str, clients: int, count: int,
+          sides: tuple[str, str] = PROXIED) -> tuple[list[tuple[float, float]], tuple[int, int]]:
+    """``count`` pairs per client on ``clients`` threads: (first side, second side) seconds, and the second side's
+    body sizes; ``sides=BASELINE`` is the A/A baseline: the paired differences of two direct requests, the noise
+    floor that the upstream's and the client's own jitter put under every added figure."""
+    first, other = sides
     sizes: tuple[int, int] = (0, 0)
 
     def work(index: int) -> list[tuple[float, float]]:
@@ -222,14 +237,14 @@ def pairs(bench: Bench, kind: str, clients: int, count: int) -> tuple[list[tuple
         send = getattr(client, kind)
         out = []
         for i in range(count):
-            order = ("direct", "proxy") if (i + index) % 2 == 0 else ("proxy", "direct")
+            order = (first, other) if (i + index) % 2 == 0 else (other, first)
             got = {}
             for via in order:
                 got[via] = send(via)
                 if via == "proxy":
                     bench.counter.add()
-            sizes = got["proxy"][1:]
-            out.append((got["direct"][0], got["proxy"][0]))
+            sizes = got[other][1:]
+            out.append((got[first][0], got[other][0]))
         return out
 
     for index in range(clients):  # tables first, outside the timed part
@@ -260,11 +275,13 @@ def verdict(ok: bool) -> str:
 
 def report(rows: list[dict], counter: Counter) -> None:
     print(f"{'clients':>7} {'request':>8} {'pairs':>6} {'direct p50':>11} {'added p50':>10} {'added p99':>10} "
-          f"{'throughput':>10} {'req bytes':>10} {'resp bytes':>10} {'proxy CPU':>10}")
+          f"{'A/A p50':>8} {'A/A p99':>8} {'throughput':>10} {'req bytes':>10} {'resp bytes':>10} {'proxy CPU':>10} "
+          f"{'serving':>8}")
     for r in rows:
         print(f"{r['clients']:>7} {r['kind']:>8} {r['pairs']:>6} {r['direct_p50_ms']:>9.2f}ms {r['added_p50_ms']:>8.2f}ms "
-              f"{r['added_p99_ms']:>8.2f}ms {r['throughput']:>9.1%} {r['request_bytes']:>10} {r['response_bytes']:>10} "
-              f"{r['proxy_cpu_ms']:>8.2f}ms")
+              f"{r['added_p99_ms']:>8.2f}ms {r['aa_p50_ms']:>6.2f}ms {r['aa_p99_ms']:>6.2f}ms {r['throughput']:>9.1%} "
+              f"{r['request_bytes']:>10} {r['response_bytes']:>10} {r['proxy_cpu_ms']:>8.2f}ms "
+              f"{r['serving_cpu_ms']:>6.2f}ms")
     print("\ntargets (2 cores):")
     for r in rows:
         if r["clients"] in (1, 10):
@@ -282,19 +299,25 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the number of pairs")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--workers", type=int, default=1, help="the proxy's serving processes (--workers)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        bench = Bench(Path(tmp))
+        bench = Bench(Path(tmp), args.workers)
         try:
             for kind in PAIRS:  # warm-up, untimed
                 pairs(bench, kind, 1, 10)
             rows = []
             for clients in CLIENTS:
                 for kind, per in PAIRS.items():
-                    before = cpu_s(bench.proxy.processes)
-                    samples, sizes = pairs(bench, kind, clients, max(1, round(per[clients] * args.scale)))
-                    rows.append(summarize(kind, clients, samples, sizes))
-                    rows[-1]["proxy_cpu_ms"] = (settled_cpu_s(bench.proxy.processes) - before) * 1000 / len(samples)
+                    count = max(1, round(per[clients] * args.scale))
+                    before, serving_before = cpu_s(bench.proxy.processes), cpu_s(lambda: serving(bench))
+                    samples, sizes = pairs(bench, kind, clients, count)
+                    row = summarize(kind, clients, samples, sizes)
+                    row["proxy_cpu_ms"] = (settled_cpu_s(bench.proxy.processes) - before) * 1000 / len(samples)
+                    row["serving_cpu_ms"] = (cpu_s(lambda: serving(bench)) - serving_before) * 1000 / len(samples)
+                    baseline = summarize(kind, clients, *pairs(bench, kind, clients, count, BASELINE))
+                    row["aa_p50_ms"], row["aa_p99_ms"] = baseline["added_p50_ms"], baseline["added_p99_ms"]
+                    rows.append(row)
             while bench.counter.count < 10000:  # proxied loads up to the second RSS mark
                 with ThreadPoolExecutor(10) as pool:
                     list(pool.map(lambda i: _proxied_loads(bench, i, 100), range(10)))

@@ -132,5 +132,5 @@ def _emit(results: list, settings: Any) -> None:
     from iceberg_lineage.checks import emit_checks
 
     stats = emit_checks(results, settings)
-    click.echo(f"iceberg-lineage: checks runs: {stats.delivered} delivered, {stats.spooled} spooled, "
-               f"{stats.failed} failed", err=True)
+    click.echo(f"iceberg-lineage: checks runs' events (START, COMPLETE): {stats.delivered} delivered, "
+               f"{stats.spooled} spooled, {stats.failed} failed", err=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from iceberg_lineage.cli.common import run_guarded
+from iceberg_lineage.cli.common import profile_option, run_guarded
 from iceberg_lineage.errors import ConfigError
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -42,9 +42,10 @@ def parse_properties(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--run-idle-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
               help="Seconds without activity after which an engine application's run completes "
                    "(proxy.run_idle_timeout_s, default 300).")
+@profile_option
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 def proxy_command(upstream: str, listen: str, public_uri: str | None, depth: str, io_properties: tuple[str, ...],
-                  workers: int, run_idle_timeout: float | None, debug: bool) -> None:
+                  workers: int, run_idle_timeout: float | None, profile: str | None, debug: bool) -> None:
     """Pass every request through to an Iceberg REST catalog and report its commits as OpenLineage events."""
     host, port = parse_listen(listen)
     props = parse_properties(io_properties)
@@ -59,7 +60,7 @@ def proxy_command(upstream: str, listen: str, public_uri: str | None, depth: str
         if not upstream.startswith(("http://", "https://")):
             raise ConfigError("--upstream must be an http:// or https:// URL")
         logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(message)s")
-        settings = load_settings(flags={"proxy.run_idle_timeout_s": run_idle_timeout})
+        settings = load_settings(flags={"proxy.run_idle_timeout_s": run_idle_timeout, "consumer.profile": profile})
         options = ProxyOptions(upstream, host, port, public_uri, depth, props, workers)
         try:
             return serve(options, settings, announce=default_announce)

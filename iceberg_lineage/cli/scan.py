@@ -135,8 +135,9 @@ def scan_command(catalogs, namespaces, tables, exclude, state, mode, since, exec
 
 def run_scan(options: ScanOptions, settings: Settings, *, wait: bool, progress: bool,
              observer: Callable[[TableOutcome], None] | None = None) -> tuple[ScanSummary, str]:
-    """A scan with its I/O wired: the run lock, the state store, the delivery (or stdout for a dry run).
-    ``observer`` sees every table's outcome too (``make run`` tabulates them)."""
+    """A scan with its I/O wired: the run lock, the state store, the delivery (or stdout for a dry run); the scan
+    sends its own run too (job ``<job namespace>.scan``, :func:`~iceberg_lineage.scan.driver.scan`). ``observer``
+    sees every table's outcome too (``make run`` tabulates them)."""
     with Progress(progress, sys.stderr) as shown:
 
         def on_outcome(outcome: TableOutcome) -> None:
@@ -146,7 +147,8 @@ def run_scan(options: ScanOptions, settings: Settings, *, wait: bool, progress: 
 
         if options.dry_run:
             with StateStore(settings.state_path, readonly=True) as store:
-                summary = scan(options, settings, store, printing_sink(sys.stdout.write), on_outcome=on_outcome)
+                summary = scan(options, settings, store, printing_sink(sys.stdout.write), on_outcome=on_outcome,
+                               own_run=True)
             return summary, "stdout (dry run: nothing sent, state untouched)"
         from iceberg_lineage.delivery.client import describe_transport, disabled, make_client
         from iceberg_lineage.delivery.delivery import Delivery
@@ -164,7 +166,8 @@ def run_scan(options: ScanOptions, settings: Settings, *, wait: bool, progress: 
                            "recorded as emitted once queued, so a crash can lose queued events", err=True)
             try:
                 with StateStore(settings.state_path) as store:
-                    summary = scan(options, settings, store, delivery_sink(delivery), on_outcome=on_outcome)
+                    summary = scan(options, settings, store, delivery_sink(delivery), on_outcome=on_outcome,
+                                   own_run=True)
             finally:
                 delivery.close()
                 client.close()

@@ -16,15 +16,15 @@ from iceberg_lineage.errors import ConfigError
 def facet_schemas() -> dict[str, Callable[[], dict[str, Any]]]:
     """The facets whose JSON schema this package ships, by their key in an event (openlineage-python loads only
     when the command runs)."""
-    from iceberg_lineage.lineage.facets import STATISTICS_KEY, statistics_schema
+    from iceberg_lineage.lineage.facets import SCAN_KEY, STATISTICS_KEY, scan_summary_schema, statistics_schema
 
-    return {STATISTICS_KEY: statistics_schema}
+    return {STATISTICS_KEY: statistics_schema, SCAN_KEY: scan_summary_schema}
 
 
 @click.command("schema")
 @click.argument("name", metavar="NAME")
 def schema_command(name: str) -> None:
-    """Print the JSON schema of the facet NAME (icebergTableStatistics)."""
+    """Print the JSON schema of the facet NAME (icebergTableStatistics, icebergLineageScan)."""
 
     def body() -> int:
         schemas = facet_schemas()

@@ -8,7 +8,8 @@ decides when each is sent.
   ``<engine>.application``, runId :func:`application_run_id`: START when first seen, RUNNING per scan with its input,
   COMPLETE listing the tables read, ``OTHER`` for activity after that; it lists no outputs (its writes are its child
   runs, the per-snapshot runs, whose ``parent`` facet names it).
-- Without an application id, a scan is its own run (job ``<ns>.<table>.scan``, as with the hook).
+- Without an application id, a scan is its own run (job ``<ns>.<table>.scan``, START and COMPLETE, as with the
+  hook).
 - A per-snapshot COMPLETE waits (as JSON, in the state store) for the engine's commit report: it then gets the
   application's reads as inputs and ``icebergCommitReport`` complete; a report that comes later is an ``OTHER`` event
   of the same run.
@@ -97,9 +98,10 @@ def scan_input(table: LoadedTable, report: ScanReport, settings: Settings) -> In
     )
 
 
-def scan_run(table: LoadedTable, report: ScanReport, settings: Settings) -> RunEvent:
-    """A scan report without an application id: a run of its own, job ``<ns>.<table>.scan``."""
-    return scan_run_event(table, scan_input(table, report, settings), settings)
+def scan_run(table: LoadedTable, report: ScanReport, settings: Settings) -> list[RunEvent]:
+    """A scan report without an application id: a run of its own, job ``<ns>.<table>.scan``, START (unless
+    ``events.start_events`` is off) and COMPLETE."""
+    return ev.started(scan_run_event(table, scan_input(table, report, settings), settings), settings)
 
 
 # -- the application's own run ---------------------------------------------------------------------------------------

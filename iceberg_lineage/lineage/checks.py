@@ -15,7 +15,7 @@ from openlineage.client.uuid import generate_new_uuid, generate_static_uuid
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage import facets as fb
-from iceberg_lineage.lineage.events import job_name
+from iceberg_lineage.lineage.events import all_started, job_name
 from iceberg_lineage.lineage.naming import dataset_identity, table_parts
 from iceberg_lineage.lineage.pyiceberg import COMMIT_ENGINE, Commit
 from iceberg_lineage.quality.alerts import Alert, schema_alerts
@@ -139,7 +139,8 @@ def table_alert_runs(
     engine: str | None = None,
 ) -> tuple[tuple[Alert, ...], list[RunEvent]]:
     """The schema alerts of one commit, against the schema the table had before it (``before``): a metadata-only
-    commit by its metadata file, each new snapshot by its id. The hook and the REST bridge both ask this."""
+    commit by its metadata file, each new snapshot by its id, and the events of their checks runs (each START, then
+    COMPLETE: :func:`~iceberg_lineage.lineage.events.started`). The hook and the REST bridge both ask this."""
     md = table.metadata
     found: list[tuple[tuple[Alert, ...], RunEvent | None]] = []
     if not snapshot_ids:
@@ -148,7 +149,8 @@ def table_alert_runs(
         found.append(snapshot_alert_run(table, snapshot_id, settings, previous=before, engine=engine))
         snapshot = md.snapshot_by_id(snapshot_id)
         before = md.schema_for(snapshot) if snapshot is not None else before
-    return tuple(a for alerts, _ in found for a in alerts), [e for _, e in found if e is not None]
+    return (tuple(a for alerts, _ in found for a in alerts),
+            all_started((e for _, e in found if e is not None), settings))
 
 
 def commit_alert_runs(commit: Commit, settings: Settings) -> tuple[tuple[Alert, ...], list[RunEvent]]:

@@ -16,6 +16,7 @@ from uuid import UUID
 import attr
 from openlineage.client.event_v2 import (
     DatasetEvent,
+    InputDataset,
     Job,
     OutputDataset,
     Run,
@@ -201,25 +202,36 @@ def snapshot_run_event(
     return _fit(build, stats, settings.events_max_bytes)
 
 
-def snapshot_start_event(complete: RunEvent) -> RunEvent:
-    """START of a snapshot's own run, at the snapshot's time: its run, job and output by identity, its name and its
-    symlinks (the COMPLETE that follows carries the other facets and the statistics)."""
+def start_event(terminal: RunEvent) -> RunEvent:
+    """START of a run we start, at its terminal event's time (so it is as deterministic as that event): its run
+    (without ``errorMessage``: nothing failed yet), its job, and its datasets by identity, their name and symlinks
+    (the terminal event carries the other facets and the statistics)."""
+
+    def identity(dataset: Any) -> dict[str, Any]:
+        return {"namespace": dataset.namespace, "name": dataset.name,
+                "facets": {k: v for k, v in (dataset.facets or {}).items() if k == "symlinks"}}
+
+    run_facets = {k: v for k, v in (terminal.run.facets or {}).items() if k != "errorMessage"}
     return RunEvent(
         eventType=RunState.START,
-        eventTime=complete.eventTime,
-        run=complete.run,
-        job=complete.job,
-        outputs=[OutputDataset(namespace=o.namespace, name=o.name,
-                               facets={k: v for k, v in (o.facets or {}).items() if k == "symlinks"})
-                 for o in complete.outputs or ()],
-        producer=complete.producer,
+        eventTime=terminal.eventTime,
+        run=Run(runId=terminal.run.runId, facets=run_facets),
+        job=terminal.job,
+        inputs=[InputDataset(**identity(i)) for i in terminal.inputs or ()],
+        outputs=[OutputDataset(**identity(o)) for o in terminal.outputs or ()],
+        producer=terminal.producer,
     )
 
 
-def started(complete: RunEvent, settings: Settings) -> list[RunEvent]:
-    """A run we start, as it is sent: its START (:func:`snapshot_start_event`, unless ``events.start_events`` is
-    off), then its terminal event. Both are deterministic, so a re-sent pair is identical to the first."""
-    return [snapshot_start_event(complete), complete] if settings.events_start_events else [complete]
+def started(terminal: RunEvent, settings: Settings) -> list[RunEvent]:
+    """A run we start, as it is sent: its START (:func:`start_event`, unless ``events.start_events`` is off), then
+    its terminal event. Both are deterministic where the run is, so a re-sent pair is identical to the first."""
+    return [start_event(terminal), terminal] if settings.events_start_events else [terminal]
+
+
+def all_started(terminals: Iterable[RunEvent], settings: Settings) -> list[RunEvent]:
+    """:func:`started` of each run, in order."""
+    return [e for terminal in terminals for e in started(terminal, settings)]
 
 
 def owned_run_events(event: RunEvent, owner: Ownership, *, start: bool = True) -> list[RunEvent]:
@@ -233,7 +245,7 @@ def owned_run_events(event: RunEvent, owner: Ownership, *, start: bool = True) -
     if owner.owner == "snapshot":
         job = Job(namespace=owner.job_namespace, name=owner.job_name, facets=event.job.facets)
         complete = attr.evolve(event, run=Run(runId=owner.run_id, facets=event.run.facets), job=job)
-        return [snapshot_start_event(complete), complete] if start else [complete]
+        return [start_event(complete), complete] if start else [complete]
     return [RunEvent(
         eventType=RunState.OTHER,
         eventTime=event.eventTime,

@@ -118,7 +118,7 @@ def shape(event: Any, settings: Settings) -> Shaped:
         _rename_job_namespace(doc, settings.job_namespace, str(settings.consumer_connection))
     if profile.max_name_chars:
         notes += _drop_long_names(doc, profile.max_name_chars)
-    parts = [doc, *(checks_runs(doc) if profile.checks_run else ())]
+    parts = [doc, *(checks_runs(doc, start=settings.events_start_events) if profile.checks_run else ())]
     if max_links and "run" in doc:
         split = [split_links(part, max_links, profile.max_run_links) for part in parts]
         parts = [p for part, _ in split for p in part]
@@ -242,10 +242,11 @@ def split_links(doc: dict[str, Any], max_links: int, max_run_links: int | None =
 
 
 
-def checks_runs(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """A COMPLETE run of ``<ns>.<table>.checks`` for each table version the event reports with its metrics, whose
-    input is the table at that version carrying ``inputFacets.dataQualityMetrics``; its runId is the same each time
-    the event is sent. Never for a START, nor for a checks run itself."""
+def checks_runs(doc: dict[str, Any], *, start: bool = True) -> list[dict[str, Any]]:
+    """A run of ``<ns>.<table>.checks`` for each table version the event reports with its metrics, whose input is
+    the table at that version carrying ``inputFacets.dataQualityMetrics``: its START (unless ``start`` is False:
+    ``events.start_events``; the input by identity alone), then its COMPLETE, both at the event's time; its runId is
+    the same each time the event is sent. Never for a START, nor for a checks run itself."""
     if doc.get("eventType") == "START" or str(doc.get("job", {}).get("name", "")).endswith(f".{CHECKS_ENGINE}"):
         return []
     runs = []
@@ -262,13 +263,18 @@ def checks_runs(doc: dict[str, Any]) -> list[dict[str, Any]]:
         run_id = generate_static_uuid(_instant(doc["eventTime"]),
                                       f"{dataset['namespace']}{dataset['name']}{version['datasetVersion']}checks".encode())
         job_type = json.loads(to_json(fb.job_type_facet("CHECK")))
-        runs.append({**{k: v for k, v in doc.items() if k in ("eventTime", "producer", "schemaURL")},
-                     "eventType": "COMPLETE", "run": {"runId": str(run_id)},
-                     "job": {"namespace": doc["job"]["namespace"], "name": f"{table}.{CHECKS_ENGINE}",
-                             "facets": {"jobType": job_type}},
-                     "inputs": [{"namespace": dataset["namespace"], "name": dataset["name"], "facets": identity,
-                                 "inputFacets": {"dataQualityMetrics": metrics_in}}],
-                     "outputs": []})
+        complete = {**{k: v for k, v in doc.items() if k in ("eventTime", "producer", "schemaURL")},
+                    "eventType": "COMPLETE", "run": {"runId": str(run_id)},
+                    "job": {"namespace": doc["job"]["namespace"], "name": f"{table}.{CHECKS_ENGINE}",
+                            "facets": {"jobType": job_type}},
+                    "inputs": [{"namespace": dataset["namespace"], "name": dataset["name"], "facets": identity,
+                                "inputFacets": {"dataQualityMetrics": metrics_in}}],
+                    "outputs": []}
+        if start:
+            symlinks = {k: v for k, v in identity.items() if k == "symlinks"}
+            runs.append({**complete, "eventType": "START",
+                         "inputs": [{"namespace": dataset["namespace"], "name": dataset["name"], "facets": symlinks}]})
+        runs.append(complete)
     return runs
 
 

@@ -2,9 +2,11 @@
 captures), on the emitter's thread: summary-depth statistics from the in-memory metadata, no manifest read.
 
 Outside a run every snapshot is its own run, START and COMPLETE at the snapshot's time, exactly as the scanner
-rebuilds it from the snapshot's tag (job ``<ns>.<table>.pyiceberg``, the deterministic snapshot runId); every scan its own run (job ``<ns>.<table>.scan``), a metadata-only commit an ALTER run, a catalog operation a
-CREATE/DROP/RENAME run, and a commit that fails for good a FAIL run. Each builder gives a list of events, so the
-hook queues any capture the same way.
+rebuilds it from the snapshot's tag (job ``<ns>.<table>.pyiceberg``, the deterministic snapshot runId); every scan
+its own run (job ``<ns>.<table>.scan``), a metadata-only commit an ALTER run, a catalog operation a
+CREATE/DROP/RENAME run, and a commit that fails for good a FAIL run, each a START then its terminal event
+(:func:`~iceberg_lineage.lineage.events.started`; inside a run context the hook drops the STARTs). Each builder
+gives a list of events, so the hook queues any capture the same way.
 """
 from __future__ import annotations
 
@@ -120,7 +122,8 @@ def with_job(event: RunEvent, job_name: str | None) -> RunEvent:
 def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
     """Per added snapshot, the events its tag's owner sends (:func:`~iceberg_lineage.lineage.events.owned_run_events`
     for a snapshot's own run; the bare snapshot event, made a RUNNING event by the hook, inside a run context); a
-    create-transaction adds a CREATE run first, and a commit without snapshots is one ALTER run with the schema diff.
+    create-transaction adds a CREATE run first, and a commit without snapshots is one ALTER run with the schema diff;
+    every run of its own gets its START (:func:`~iceberg_lineage.lineage.events.started`).
 
     Only the new snapshots and their parents are converted: no branch or tag can contain a brand-new snapshot
     except through the snapshots of the same commit, so their ``refs`` and ``staged`` stay exact.
@@ -131,10 +134,10 @@ def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
     table = commit.table.loaded(keep if commit.snapshot_ids else None)
     out: list[RunEvent] = []
     if commit.base is None:
-        out.append(ev.lifecycle_event(table, "CREATE", settings, engine=COMMIT_ENGINE, run_id=new_run_id(),
-                                      event_time=now()))
+        out += ev.started(ev.lifecycle_event(table, "CREATE", settings, engine=COMMIT_ENGINE, run_id=new_run_id(),
+                                             event_time=now()), settings)
     elif not commit.snapshot_ids:
-        out.append(alter_event(table, commit.base, settings))
+        out += ev.started(alter_event(table, commit.base, settings), settings)
     for snapshot_id in commit.snapshot_ids:
         if table.metadata.snapshot_by_id(snapshot_id) is None:
             continue
@@ -144,8 +147,12 @@ def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
             table, stats, settings, engine=COMMIT_ENGINE, run_id=owner.run_id if owner else new_run_id(),
             duration_ms=commit.duration_ms, attempts=commit.attempts,
         )
-        out.extend(ev.owned_run_events(event, owner, start=settings.events_start_events)
-                   if owner and owner.owner == "snapshot" else [event])
+        if owner is None:  # untagged (no before_commit saw it): a run of its own
+            out += ev.started(event, settings)
+        elif owner.owner == "snapshot":
+            out += ev.owned_run_events(event, owner, start=settings.events_start_events)
+        else:  # a run context's snapshot: the bare event, made a RUNNING event of the context by the hook
+            out.append(event)
     return out
 
 
@@ -157,7 +164,8 @@ def alter_event(table: LoadedTable, base: TableMetadata, settings: Settings) -> 
 
 
 def failed_commit_events(failed: FailedCommit, settings: Settings) -> list[RunEvent]:
-    """A commit whose exception reached the user: FAIL, with the table as it was before, and the error."""
+    """A commit whose exception reached the user: START and FAIL, with the table as it was before, and the error
+    (on the FAIL only)."""
     outputs = []
     job_table = None
     if failed.table is not None:
@@ -165,14 +173,14 @@ def failed_commit_events(failed: FailedCommit, settings: Settings) -> list[RunEv
         state = ev.dataset_event(job_table, None, settings).dataset
         outputs.append(OutputDataset(namespace=state.namespace, name=state.name, facets=state.facets))
     name = ev.job_name(job_table, COMMIT_ENGINE) if job_table else ".".join((*failed.identifier, COMMIT_ENGINE))
-    return [RunEvent(
+    return ev.started(RunEvent(
         eventType=RunState.FAIL,
         eventTime=fb.iso_time(failed.when),
         run=OLRun(runId=failed.run_id, facets={"errorMessage": failed.failure.facet()}),
         job=Job(namespace=settings.job_namespace, name=name, facets={"jobType": fb.job_type_facet("COMMIT")}),
         outputs=outputs,
         producer=fb.PRODUCER,
-    )]
+    ), settings)
 
 
 def _scan_input(table: LoadedTable, scan: Scan, settings: Settings) -> InputDataset:
@@ -191,9 +199,10 @@ def _scan_input(table: LoadedTable, scan: Scan, settings: Settings) -> InputData
 
 
 def scan_events(scan: Scan, settings: Settings) -> list[RunEvent]:
-    """A scan as its own COMPLETE run of job ``<ns>.<table>.scan``, the table at the snapshot read as input."""
+    """A scan as its own run of job ``<ns>.<table>.scan``, START and COMPLETE, the table at the snapshot read as
+    input."""
     table = scan.table.loaded()
-    return [scan_run_event(table, _scan_input(table, scan, settings), settings)]
+    return ev.started(scan_run_event(table, _scan_input(table, scan, settings), settings), settings)
 
 
 def scan_run_event(table: LoadedTable, dataset: InputDataset, settings: Settings) -> RunEvent:
@@ -211,9 +220,9 @@ def scan_run_event(table: LoadedTable, dataset: InputDataset, settings: Settings
 
 
 def catalog_events(change: CatalogChange, settings: Settings) -> list[RunEvent]:
-    """A catalog operation as its own CREATE, DROP or RENAME run."""
-    return [ev.lifecycle_event(
+    """A catalog operation as its own CREATE, DROP or RENAME run, START and COMPLETE."""
+    return ev.started(ev.lifecycle_event(
         change.table.loaded(), _LIFECYCLE[change.kind], settings,  # type: ignore[arg-type]
         previous_identifier=change.previous_identifier, engine=COMMIT_ENGINE, run_id=new_run_id(),
         event_time=change.when,
-    )]
+    ), settings)

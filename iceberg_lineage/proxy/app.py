@@ -1,6 +1,6 @@
-"""The bridge's aiohttp application: every request passes through to the upstream catalog; the accepted ones lineage
-reads are handed to the :class:`~iceberg_lineage.proxy.report.Reporter` once their answer went out, and the accepted
-``/metrics`` reports to its :class:`~iceberg_lineage.proxy.applications.ApplicationTracker`."""
+"""The bridge's aiohttp application, run by each serving process: every request passes through to the upstream
+catalog; the accepted ones lineage reads (``/metrics`` reports included) leave as a
+:class:`~iceberg_lineage.proxy.capture.Capture` for the lineage process once their answer went out."""
 from __future__ import annotations
 
 import asyncio
@@ -12,9 +12,9 @@ import aiohttp
 from aiohttp import web
 
 from iceberg_lineage.config import Settings
+from iceberg_lineage.proxy.capture import Capture, CaptureQueue, log_once
 from iceberg_lineage.proxy.forward import Tee, UpstreamError, config_response, error_response, relay, send
 from iceberg_lineage.proxy.metrics import MetricsSupport, handle_metrics
-from iceberg_lineage.proxy.report import Exchange, Reporter, log_once
 from iceberg_lineage.proxy.routes import METRICS_ENDPOINT, REQUEST_PARSED, RESPONSE_PARSED, Route, classify
 
 LOG = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ class ProxyOptions:
 SESSION = web.AppKey("session", aiohttp.ClientSession)
 
 
-def make_app(options: ProxyOptions, settings: Settings, reporter: Reporter) -> web.Application:
+def make_app(options: ProxyOptions, settings: Settings, captures: CaptureQueue) -> web.Application:
     upstream = options.upstream.rstrip("/")
     limit = settings.proxy_max_body_bytes
     metrics = MetricsSupport(METRICS_ENDPOINT)
@@ -59,15 +59,13 @@ def make_app(options: ProxyOptions, settings: Settings, reporter: Reporter) -> w
 
     async def handle(request: web.Request) -> web.StreamResponse:
         route = classify(request.method, request.rel_url.raw_path)
-        if route.kind == "metrics" and reporter.tracker is not None:
-            tracker = reporter.tracker
-
-            def accepted(body: bytes) -> None:  # built into events on the emitter's thread
-                reporter.submit(tracker.capture(route.prefix, route.identifier or (), body))
+        if route.kind == "metrics":
+            def accepted(body: bytes) -> None:  # built into events in the lineage process
+                captures.submit(Capture(route, 204, request=body))
 
             return await handle_metrics(request, request.app[SESSION], upstream, metrics, limit, accepted)
         if route.kind == "drop":
-            await _known_before_drop(reporter, route, settings)
+            await _known_before_drop(captures, route, settings)
         sent = Tee(limit) if route.kind in REQUEST_PARSED else None
         received = Tee(limit) if route.kind in RESPONSE_PARSED else None
         try:
@@ -80,7 +78,7 @@ def make_app(options: ProxyOptions, settings: Settings, reporter: Reporter) -> w
                                              metrics.note_config)
             response, whole = await relay(request, answer, received)
         if whole and route.kind != "other" and 200 <= answer.status < 300:
-            _capture(reporter, route, answer, request, sent, received)
+            _capture(captures, route, answer, request, sent, received)
         return response
 
     app = web.Application()
@@ -90,28 +88,28 @@ def make_app(options: ProxyOptions, settings: Settings, reporter: Reporter) -> w
     return app
 
 
-def _capture(reporter: Reporter, route: Route, answer: aiohttp.ClientResponse, request: web.Request,
+def _capture(captures: CaptureQueue, route: Route, answer: aiohttp.ClientResponse, request: web.Request,
              sent: Tee | None, received: Tee | None) -> None:
     for tee, what in ((sent, "request"), (received, "answer")):
         if tee is not None and tee.over:
             LOG.warning("iceberg-lineage proxy: a %s %s of %d bytes is larger than proxy.max_body_bytes (%d); "
                         "passed through unparsed, nothing reported for it", route.kind, what, tee.size, tee.limit)
             return
-    reporter.submit(Exchange(
-        reporter, route, answer.status,
+    captures.submit(Capture(
+        route, answer.status,
         request=sent.body() if sent is not None else None, request_encoding=request.headers.get("Content-Encoding"),
         response=received.body() if received is not None else None,
         response_encoding=answer.headers.get("Content-Encoding"),
     ))
 
 
-async def _known_before_drop(reporter: Reporter, route: Route, settings: Settings) -> None:
-    """A DROP event needs the table's metadata, which a drop's answer does not carry: unless it is cached, one load
-    with the bridge's own credentials first (bounded; the drop goes on whatever happens)."""
-    if route.identifier is None or reporter.key(route.prefix, route.identifier) in reporter.cache:
+async def _known_before_drop(captures: CaptureQueue, route: Route, settings: Settings) -> None:
+    """A DROP event needs the table's metadata, which a drop's answer does not carry: unless this process sent it,
+    one load with the bridge's own credentials first (bounded; the drop goes on whatever happens)."""
+    if route.identifier is None or captures.knows(route.prefix, route.identifier):
         return
     try:
-        await asyncio.wait_for(asyncio.to_thread(reporter.ensure_known, route.prefix, route.identifier),
+        await asyncio.wait_for(asyncio.to_thread(captures.ensure_known, route.prefix, route.identifier),
                                settings.proxy_upstream_timeout_s)
     except Exception as exc:  # noqa: BLE001 - lineage never changes a response
         log_once("loading a table before its drop", exc)

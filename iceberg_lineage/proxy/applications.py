@@ -1,9 +1,9 @@
 """The bridge's engine applications and commit reports: what a ``/metrics`` report or a relayed commit changes, and
 the sweeper that completes idle applications and sends the COMPLETEs whose report did not come in time.
 
-State lives in the state file (:class:`~iceberg_lineage.state.applications.ApplicationStore`), shared by the worker
-processes; events are built by :mod:`iceberg_lineage.lineage.applications` and queued on the process's emitter, so
-nothing here runs on a request's path. Timings: ``proxy.report_wait_s`` (2 s) and ``proxy.run_idle_timeout_s``
+State lives in the state file (:class:`~iceberg_lineage.state.applications.ApplicationStore`, leased rows: one
+owner per bridge); events are built by :mod:`iceberg_lineage.lineage.applications` and queued on the lineage
+process's emitter, so nothing here runs in a serving process. Timings: ``proxy.report_wait_s`` (2 s) and ``proxy.run_idle_timeout_s``
 (``--run-idle-timeout``, 300 s); at shutdown every application this process owns completes and every COMPLETE it
 holds goes out.
 """
@@ -64,7 +64,7 @@ def _moment(seconds: float) -> dt.datetime:
 
 
 class ApplicationTracker:
-    """One per bridge process: applications, scan and commit reports, held commits."""
+    """One per bridge, in its lineage process: applications, scan and commit reports, held commits."""
 
     def __init__(self, store: ApplicationStore, settings: Settings, *, submit: Callable[[Any], None],
                  lookup: Lookup, record: Callable[[Sequence[BridgedSnapshot]], None] | None = None,
@@ -100,7 +100,7 @@ class ApplicationTracker:
             return []
         app = apps.Application.of(report.metadata)
         if app is None:
-            return [apps.scan_run(table, report, self.settings)]
+            return apps.scan_run(table, report, self.settings)
         now = self.clock()
         dataset = apps.scan_input(table, report, self.settings)
         seen, out = self._seen(app, now)

@@ -1,5 +1,5 @@
 """What the bridge reports of the requests it relayed: every one the upstream accepted becomes an
-:class:`Exchange`, a capture record queued on the process's :class:`~iceberg_lineage.delivery.emitter.Emitter`,
+:class:`Exchange`, a capture record queued on the lineage process's :class:`~iceberg_lineage.delivery.emitter.Emitter`,
 whose events are built on the emitter's thread, off the request path, and sent through the one delivery path.
 
 - A commit's new snapshots (its ``add-snapshot`` updates) get the scanner's per-snapshot run, START and COMPLETE
@@ -16,8 +16,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -30,8 +28,10 @@ from iceberg_lineage.lineage.checks import table_alert_runs
 from iceberg_lineage.lineage.facets import ms_to_datetime
 from iceberg_lineage.lineage.tags import RUN_ID_PROPERTY, tagged
 from iceberg_lineage.proxy.applications import ApplicationTracker
+from iceberg_lineage.proxy.capture import Capture
 from iceberg_lineage.proxy.forward import decoded
 from iceberg_lineage.proxy.routes import Route
+from iceberg_lineage.proxy.tables import Key, Known, MetadataCache, OwnCatalog, cache_key
 from iceberg_lineage.read.rest import added_snapshot_ids, alters, apply_updates, creates, rest_table
 from iceberg_lineage.read.source import LoadedTable
 from iceberg_lineage.state.bridge import BridgedSnapshot, BridgeState
@@ -39,61 +39,20 @@ from iceberg_lineage.state.bridge import BridgedSnapshot, BridgeState
 LOG = logging.getLogger(__name__)
 log_once = FailureLog(LOG)
 
-Key = tuple  # (prefix, *namespace, table)
-
-
-@dataclass(frozen=True)
-class Known:
-    """A table's metadata as last relayed (never the answer's ``config``: vended credentials are not kept)."""
-
-    metadata_location: str | None
-    metadata: Mapping[str, Any]
-
-
-class MetadataCache:
-    """The last metadata relayed per table, LRU, at most ``size`` tables; thread-safe."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[Key, Known] = OrderedDict()
-
-    def get(self, key: Key) -> Known | None:
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is not None:
-                self._entries.move_to_end(key)
-            return entry
-
-    def put(self, key: Key, entry: Known) -> None:
-        with self._lock:
-            self._entries[key] = entry
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
-
-    def pop(self, key: Key) -> Known | None:
-        with self._lock:
-            return self._entries.pop(key, None)
-
-    def __contains__(self, key: Key) -> bool:
-        with self._lock:
-            return key in self._entries
-
 
 @dataclass
 class Exchange:
-    """One accepted request of a kind lineage reads, with the bounded copies of its bodies (``None``: not read)."""
+    """A serving process's :class:`~iceberg_lineage.proxy.capture.Capture` on the lineage process's emitter, and what
+    was built of it."""
 
     reporter: "Reporter"
-    route: Route
-    status: int
-    request: bytes | None = None
-    request_encoding: str | None = None
-    response: bytes | None = None
-    response_encoding: str | None = None
+    capture: Capture
     #: per built event: the snapshot it reports (None for a lifecycle run), the table's identity, the runId
     built: list[tuple[int | None, str, str]] = field(default_factory=list)
+
+    @property
+    def route(self) -> Route:
+        return self.capture.route
 
     def events(self) -> Sequence[Any]:
         return self.reporter.events_of(self)
@@ -103,19 +62,18 @@ class Exchange:
 
 
 class Reporter:
-    """Builds the events of exchanges and records what became of them; one per server process."""
+    """Builds the events of exchanges and records what became of them; one per bridge, in its lineage process."""
 
     def __init__(self, emitter: Emitter, settings: Settings, *, upstream: str, public_uri: str, depth: str,
-                 io_properties: Mapping[str, str], state: BridgeState | None) -> None:
+                 io_properties: Mapping[str, str], state: BridgeState | None, cache_size: int | None = None) -> None:
         self.emitter, self.settings, self.depth = emitter, settings, depth
         self.upstream, self.public_uri = upstream, public_uri
         self.io_properties = dict(io_properties)
-        self.cache = MetadataCache(settings.proxy_cache_tables)
+        self.cache = MetadataCache(cache_size or settings.proxy_cache_tables)
+        self.own = OwnCatalog(upstream, io_properties)
         self.state = state
-        #: engine applications and commit reports (issue 16); set by the server process
+        #: engine applications and commit reports (issue 16); set by the lineage process
         self.tracker: ApplicationTracker | None = None
-        self._catalog: Any = None
-        self._catalog_lock = threading.Lock()
 
     # -- the request path: queue, never build ------------------------------------------------------------------------
     def submit(self, exchange: Exchange) -> None:
@@ -125,7 +83,7 @@ class Reporter:
             log_once("queueing a lineage capture", exc)
 
     def key(self, prefix: str | None, identifier: Sequence[str]) -> Key:
-        return (prefix, *identifier)
+        return cache_key(prefix, identifier)
 
     # -- the emitter's thread ----------------------------------------------------------------------------------------
     def events_of(self, exchange: Exchange) -> list[Any]:
@@ -137,8 +95,8 @@ class Reporter:
 
     def _build(self, x: Exchange) -> list[Any]:
         route, kind = x.route, x.route.kind
-        request = self._json(x.request, x.request_encoding)
-        response = self._json(x.response, x.response_encoding)
+        request = self._json(x.capture.request, x.capture.request_encoding)
+        response = self._json(x.capture.response, x.capture.response_encoding)
         if kind == "load":
             self._remember(route.prefix, route.identifier, response)
             return []
@@ -189,11 +147,12 @@ class Reporter:
                                                             base_schema_id=base_schema, event_time=when))
         snapshot_ids = added_snapshot_ids(updates)
         out += self._snapshots(x, table, snapshot_ids)
-        return out + self._schema_alerts(table, base_schema, snapshot_ids)
+        return out + self._schema_alerts(x, table, base_schema, snapshot_ids)
 
-    def _schema_alerts(self, table: LoadedTable, base_schema: Any, snapshot_ids: list[int]) -> list[Any]:
+    def _schema_alerts(self, x: Exchange, table: LoadedTable, base_schema: Any, snapshot_ids: list[int]) -> list[Any]:
         """A commit's schema alerts (log line, webhook) and their checks runs, for the snapshots the bridge reports
-        and for a metadata-only commit; the hook announces its own snapshots'."""
+        and for a metadata-only commit; the hook announces its own snapshots'. Each checks event is recorded in
+        ``built`` (no snapshot), which ``settled`` pairs with the delivery results by position."""
         md = table.metadata
         before = md.schemas.get(base_schema) if isinstance(base_schema, int) else None
         if before is None:
@@ -203,6 +162,7 @@ class Reporter:
             return []
         alerts, checks = table_alert_runs(table, before, ours, self.settings)
         announce(alerts, self.settings)
+        x.built.extend((None, md.identity, e.run.runId) for e in checks)
         return checks
 
     def _snapshots(self, x: Exchange, table: LoadedTable, snapshot_ids: list[int]) -> list[Any]:
@@ -270,8 +230,10 @@ class Reporter:
                                                             previous_identifier=source))
 
     def _lifecycle(self, x: Exchange, table: LoadedTable, event: Any) -> list[Any]:
-        x.built.append((None, table.metadata.identity, event.run.runId))
-        return [event]
+        """A lifecycle run as sent: START (unless ``events.start_events`` is off) and COMPLETE, no snapshot each."""
+        sent = ev.started(event, self.settings)
+        x.built.extend((None, table.metadata.identity, e.run.runId) for e in sent)
+        return sent
 
     def settled(self, x: Exchange, results: Sequence[DeliveryResult]) -> None:
         if self.state is None:
@@ -304,30 +266,12 @@ class Reporter:
         known = self.cache.get(self.key(prefix, ident)) or self._load(prefix, ident)
         return self._table(ident, known, prefix) if known is not None else None
 
-    def ensure_known(self, prefix: str | None, ident: Sequence[str]) -> None:
-        """Before a drop: load the table (with the bridge's own credentials) unless its metadata is cached."""
-        if self.key(prefix, ident) not in self.cache:
-            self._load(prefix, ident)
-
     def _load(self, prefix: str | None, ident: Sequence[str]) -> Known | None:
         """One load through the upstream with the bridge's own catalog properties (``--io-property``)."""
-        try:
-            table = self._own_catalog().load_table(tuple(ident))
-        except Exception as exc:  # noqa: BLE001
-            log_once("loading a table with the proxy's own credentials", exc)
-            return None
-        known = Known(table.metadata_location, json.loads(table.metadata.model_dump_json(by_alias=True,
-                                                                                          exclude_none=True)))
-        self.cache.put(self.key(prefix, ident), known)
+        known = self.own.load(ident)
+        if known is not None:
+            self.cache.put(self.key(prefix, ident), known)
         return known
-
-    def _own_catalog(self) -> Any:
-        with self._catalog_lock:
-            if self._catalog is None:
-                from pyiceberg.catalog.rest import RestCatalog
-
-                self._catalog = RestCatalog("iceberg-lineage-proxy", **{**self.io_properties, "uri": self.upstream})
-            return self._catalog
 
 
 def _identifier(raw: Any) -> tuple[str, ...] | None:

@@ -1,36 +1,48 @@
-"""Running the bridge: one listening socket, served by ``workers`` processes (a pre-fork: the children inherit the
-socket and the kernel spreads connections over them), each with its own event loop, emitter, delivery and spool
-connection. Events carry deterministic runIds, so what two processes (or two replicas) report of one snapshot
-collapses downstream.
+"""Running the bridge: one listening socket, served by ``workers`` forked serving processes (they inherit the socket
+and the kernel spreads connections over them), each with its own event loop; and the process that forked them, the
+lineage process, which serves no request: it reads every serving process's captures (one bounded queue each),
+builds the events, holds the engine applications, and delivers through its emitter and spool. So lineage never
+takes a serving process's CPU or interpreter lock, and one metadata cache and one application tracker see every
+worker's traffic. Events carry deterministic runIds, so what two replicas report of one snapshot collapses
+downstream.
 
-SIGTERM or SIGINT stops accepting, lets requests in flight finish, then flushes the emitter (what is still queued
-after the flush timeout goes to the spool).
+SIGTERM or SIGINT reaches the serving processes: they stop accepting, let requests in flight finish and send their
+last captures; the lineage process then builds what came, completes its applications and flushes the emitter (what
+is still queued after the flush timeout goes to the spool). A serving process stops when the lineage process is
+gone, even by SIGKILL.
 """
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import logging
+import multiprocessing
 import os
 import signal
 import socket
 import sys
-from typing import Callable
+from typing import Any, Callable
 
 from aiohttp import web
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.delivery.client import make_client
 from iceberg_lineage.delivery.delivery import Delivery
-from iceberg_lineage.delivery.emitter import FLUSH_TIMEOUT_S, Emitter
+from iceberg_lineage.delivery.emitter import FLUSH_TIMEOUT_S, QUEUE_SIZE, Emitter
 from iceberg_lineage.proxy.app import ProxyOptions, make_app
 from iceberg_lineage.proxy.applications import ApplicationTracker
+from iceberg_lineage.proxy.capture import CaptureQueue
+from iceberg_lineage.proxy.collector import Collector
 from iceberg_lineage.proxy.report import Reporter
+from iceberg_lineage.proxy.tables import OwnCatalog
 from iceberg_lineage.redact import protect, strip_userinfo
 from iceberg_lineage.state.applications import ApplicationStore
 from iceberg_lineage.state.bridge import BridgeState
 
 LOG = logging.getLogger(__name__)
+#: The lineage process's niceness: where the cores are busy, requests go first and lineage catches up (CFS gives a
+#: niceness-5 process about a third of a nice-0 one's share; its queues absorb the difference).
+LINEAGE_NICENESS = 5
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -40,7 +52,7 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve(options: ProxyOptions, settings: Settings, *, announce: Callable[[str], None] | None = None) -> int:
-    """Serve until SIGTERM/SIGINT; returns the exit code (0, or 1 when a worker process failed)."""
+    """Serve until SIGTERM/SIGINT; returns the exit code (0, or 1 when a serving process failed)."""
     # before anything could log them; the HTTP libraries' own records too
     protect(options.io_properties).install(("aiohttp", "asyncio"))
     sock = listen(options.host, options.port)
@@ -50,20 +62,20 @@ def serve(options: ProxyOptions, settings: Settings, *, announce: Callable[[str]
     if announce is not None:
         announce(f"iceberg-lineage proxy: listening on http://{host}:{port} ({options.workers} worker(s)), "
                  f"upstream {strip_userinfo(options.upstream)}, public uri {options.uri}, depth {options.depth}")
-    if options.workers <= 1:
-        return run_worker(sock, options, settings)
     return _prefork(sock, options, settings)
 
 
 def _prefork(sock: socket.socket, options: ProxyOptions, settings: Settings) -> int:
+    # created before the forks, so each serving process inherits its own end; the parent never puts on them
+    channels = [multiprocessing.get_context("fork").Queue(QUEUE_SIZE) for _ in range(options.workers)]
     children: list[int] = []
     parent = os.getpid()
-    for _ in range(options.workers):
+    for channel in channels:
         pid = os.fork()
         if pid == 0:  # the child serves, and never returns into the parent's code
             code = 1
             try:
-                code = run_worker(sock, options, settings, parent=parent)
+                code = run_worker(sock, options, settings, channel, parent=parent)
             finally:
                 os._exit(code)
         children.append(pid)
@@ -78,26 +90,43 @@ def _prefork(sock: socket.socket, options: ProxyOptions, settings: Settings) -> 
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
-    failed = 0
-    for child in children:
-        _, status = os.waitpid(child, 0)
-        failed += os.waitstatus_to_exitcode(status) != 0
-    return 1 if failed else 0
+    os.nice(LINEAGE_NICENESS)  # after the forks: the serving processes keep their priority
+    return run_lineage(options, settings, channels, children)
 
 
-def run_worker(sock: socket.socket, options: ProxyOptions, settings: Settings, *, parent: int | None = None) -> int:
-    """One server process: its own event loop, emitter and state connection; a pre-forked one names its
-    ``parent``, and stops when that is gone."""
+def run_worker(sock: socket.socket, options: ProxyOptions, settings: Settings, channel: Any, *, parent: int) -> int:
+    """One serving process: its event loop relays, and its captures go to the lineage process ``parent``; it stops
+    when that is gone."""
+    captures = CaptureQueue(channel, OwnCatalog(options.upstream, options.io_properties), settings.proxy_cache_tables)
+    try:
+        asyncio.run(_serve(sock, make_app(options, settings, captures), parent))
+    finally:
+        captures.close(FLUSH_TIMEOUT_S)
+    return 0
+
+
+def run_lineage(options: ProxyOptions, settings: Settings, channels: list[Any], children: list[int]) -> int:
+    """The lineage process: the serving processes' captures built into events and delivered until they all ended;
+    then its applications complete and its emitter flushes."""
+    exited: dict[int, int] = {}
     state = BridgeState(settings.state_path)
     emitter = Emitter(Delivery(make_client(), settings))
+    # every worker's tables in one cache
     reporter = Reporter(emitter, settings, upstream=options.upstream, public_uri=options.uri, depth=options.depth,
-                        io_properties=options.io_properties, state=state)
+                        io_properties=options.io_properties, state=state,
+                        cache_size=settings.proxy_cache_tables * len(channels))
     applications = ApplicationStore(settings.state_path)
     reporter.tracker = ApplicationTracker(applications, settings, submit=reporter.submit, lookup=reporter.table_of,
                                           record=state.record)
-    reporter.tracker.start()  # completes what a killed predecessor left open
+    collector = Collector(reporter, channels, alive=lambda i: children[i] not in exited)
     try:
-        asyncio.run(_serve(sock, make_app(options, settings, reporter), parent))
+        reporter.tracker.start()  # completes what a killed predecessor left open
+        collector.start()
+        for child in children:
+            _, status = os.waitpid(child, 0)
+            exited[child] = os.waitstatus_to_exitcode(status)
+        if not collector.join(FLUSH_TIMEOUT_S):
+            LOG.warning("iceberg-lineage proxy: the serving processes' last captures were not all read in time")
     finally:
         reporter.tracker.stop()  # held COMPLETEs out, this process's applications complete
         if not emitter.flush(FLUSH_TIMEOUT_S):
@@ -106,10 +135,10 @@ def run_worker(sock: socket.socket, options: ProxyOptions, settings: Settings, *
         emitter.close()
         applications.close()
         state.close()
-    return 0
+    return 1 if any(code != 0 for code in exited.values()) else 0
 
 
-async def _serve(sock: socket.socket, app: web.Application, parent: int | None) -> None:
+async def _serve(sock: socket.socket, app: web.Application, parent: int) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -118,17 +147,16 @@ async def _serve(sock: socket.socket, app: web.Application, parent: int | None) 
     await runner.setup()
     site = web.SockSite(runner, sock)
     await site.start()
-    orphaned = asyncio.create_task(_stop_when_orphaned(stop, parent)) if parent is not None else None
+    orphaned = asyncio.create_task(_stop_when_orphaned(stop, parent))
     try:
         await stop.wait()
     finally:
-        if orphaned is not None:
-            orphaned.cancel()
+        orphaned.cancel()
         await runner.cleanup()
 
 
 async def _stop_when_orphaned(stop: asyncio.Event, parent: int, period_s: float = 1.0) -> None:
-    """A pre-forked worker stops when the process that forked it is gone (killed, even by SIGKILL)."""
+    """A serving process stops when the lineage process that forked it is gone (killed, even by SIGKILL)."""
     while os.getppid() == parent:
         await asyncio.sleep(period_s)
     stop.set()

@@ -54,7 +54,10 @@ def creates(requirements: Sequence[Any]) -> bool:
 
 def apply_updates(metadata: Mapping[str, Any], updates: Sequence[Any]) -> dict[str, Any]:
     """The metadata after a commit's snapshot, ref, schema and property updates (other updates do not change
-    what an event says about a snapshot). The result has no metadata file of its own."""
+    what an event says about a snapshot). The result has no metadata file of its own.
+
+    Not PyIceberg's ``update_table_metadata``: it stamps ``last-updated-ms`` from this machine's clock whenever no
+    snapshot set it, and an ALTER's runId is derived from that field, so a re-sent event would differ."""
     md = copy.deepcopy(dict(metadata))
     for u in updates:
         if not isinstance(u, Mapping):

@@ -19,9 +19,10 @@ from iceberg_lineage.config import Settings
 from iceberg_lineage.delivery.breaker import send_deadline
 from iceberg_lineage.errors import ConfigError, IcebergLineageError
 from iceberg_lineage.read.catalogs import CatalogSpec
+from iceberg_lineage.redact import scrub
 from iceberg_lineage.scan.discovery import NamespaceListed, TableFilter, TableListed, discover
 from iceberg_lineage.scan.inflight import InFlight
-from iceberg_lineage.scan.lifecycle import LifecycleChange, change_event, record_change
+from iceberg_lineage.scan.lifecycle import LifecycleChange, change_events, record_change
 from iceberg_lineage.scan.sinks import ADVANCING, Sink, taken
 from iceberg_lineage.scan.summary import DeliveryPhase, Gap, ScanSummary, TableFailure, TableOutcome, TableStatus
 from iceberg_lineage.scan.task import MODES, Mode, PendingEvent, TableResult, TableTask
@@ -57,10 +58,37 @@ def scan(
     sink: Sink,
     *,
     on_outcome: Callable[[TableOutcome], None] = lambda o: None,
+    own_run: bool = False,
 ) -> ScanSummary:
-    """Scan the catalogs, send new events through ``sink`` and advance ``state`` (unless it is read-only)."""
+    """Scan the catalogs, send new events through ``sink`` and advance ``state`` (unless it is read-only).
+
+    ``own_run``: the scan also sends a run of its own (:mod:`~iceberg_lineage.lineage.scanner`, job
+    ``<job namespace>.scan``) through the same sink: START now (unless ``events.start_events`` is off), then
+    COMPLETE when the summary's exit code is 0, FAIL otherwise (or when the scan stops with an exception), carrying
+    the summary. ``iceberg-lineage scan`` sends it; a preview (``preview_scan``) does not."""
+    # openlineage-python: heavy; imported once a scan runs (every table's events need it), never at CLI start-up
+    from iceberg_lineage.lineage.scanner import scanner_end_event, scanner_run, scanner_start_event
+    from iceberg_lineage.lineage.serde import to_json
+
     run = _Driver(options, settings, state, sink, on_outcome)
+    ref = scanner_run(settings) if own_run else None
+    if ref is not None and settings.events_start_events:
+        run.sink([to_json(scanner_start_event(ref, _now()))])
     started = time.monotonic()
+    try:
+        _walk(run, options, settings)
+    except Exception as exc:
+        if ref is not None:
+            run.sink([to_json(scanner_end_event(ref, _now(), error=scrub(f"{type(exc).__name__}: {exc}")))])
+        raise
+    summary = run.summary(time.monotonic() - started)
+    if ref is not None:
+        run.sink([to_json(scanner_end_event(ref, _now(), summary.to_json()))])
+    return summary
+
+
+def _walk(run: "_Driver", options: ScanOptions, settings: Settings) -> None:
+    """Discover, read and deliver every table, then the catalog changes."""
     with open_executor(options.executor, options.workers, options.dask_scheduler) as executor:
         limit = 4 * (options.workers or 8)
         pending = InFlight(executor, settings.scan_table_timeout_s)
@@ -79,7 +107,10 @@ def scan(
         while pending:
             run.collect(pending, block=True)
     run.emit_catalog_changes()
-    return run.summary(time.monotonic() - started)
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
 
 
 class _Driver:
@@ -271,13 +302,15 @@ class _Driver:
                 and (spec.name, tracked.identifier) not in self.listed_tables)
 
     def _lifecycle(self, change: LifecycleChange) -> None:
-        """Send one RENAME or DROP; record it once delivered, so a failed one comes again next run."""
+        """Send one RENAME or DROP run; record it once delivered, so a failed one comes again next run."""
         try:
-            [status] = self.sink([change_event(change, self.settings, self.capture_time)])
+            texts = change_events(change, self.settings, self.capture_time)
+            statuses = list(self.sink(texts))
+            status = taken(statuses, len(texts))[1] or statuses[-1]
         except IcebergLineageError as exc:
-            status = f"impossible ({exc.reason})"
+            status, statuses = f"impossible ({exc.reason})", []
         if status in ADVANCING:
-            self.rejected += status == "rejected"
+            self.rejected += statuses.count("rejected")
             self.renames += change.kind == "RENAME"
             self.drops += change.kind == "DROP"
             if not self.state.readonly:

@@ -34,16 +34,19 @@ class LifecycleChange:
         return cls("DROP", catalog, tracked, tracked.identifier)
 
 
-def change_event(change: LifecycleChange, settings: Settings, when: dt.datetime) -> str:
-    """The change's event as JSON: a RENAME describes the table under its new name, a DROP the table that is gone."""
-    from iceberg_lineage.lineage.events import lifecycle_event
+def change_events(change: LifecycleChange, settings: Settings, when: dt.datetime) -> list[str]:
+    """The change's run as JSON, START (unless ``events.start_events`` is off) and COMPLETE: a RENAME describes the
+    table under its new name, a DROP the table that is gone."""
+    from iceberg_lineage.lineage.events import lifecycle_event, started
     from iceberg_lineage.lineage.serde import to_json
 
     if change.kind == "RENAME":
         table = open_table(change.identifier, catalog=change.catalog.load())
-        return to_json(lifecycle_event(table, "RENAME", settings, previous_identifier=change.tracked.identifier,
-                                       event_time=when))
-    return to_json(lifecycle_event(_tombstone(change.catalog, change.tracked), "DROP", settings, event_time=when))
+        event = lifecycle_event(table, "RENAME", settings, previous_identifier=change.tracked.identifier,
+                                event_time=when)
+    else:
+        event = lifecycle_event(_tombstone(change.catalog, change.tracked), "DROP", settings, event_time=when)
+    return [to_json(e) for e in started(event, settings)]
 
 
 def record_change(state: StateStore, change: LifecycleChange) -> None:

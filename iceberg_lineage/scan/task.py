@@ -136,7 +136,7 @@ def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
     events: dict[int, tuple[str, tuple[str, ...]]] = {}
     alerts: dict[int, tuple] = {}
     if to_walk:
-        from iceberg_lineage.lineage.events import snapshot_runs
+        from iceberg_lineage.lineage.events import snapshot_runs, started
         from iceberg_lineage.lineage.serde import to_json
 
         runs = snapshot_runs(table, to_walk, task.settings, depth=task.depth, owners=owners,
@@ -149,7 +149,8 @@ def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
             found, check = snapshot_alert_run(table, snapshot_id, task.settings)
             if check is not None:
                 run_id, texts = events[snapshot_id]
-                events[snapshot_id], alerts[snapshot_id] = (run_id, (*texts, to_json(check))), found
+                checks = tuple(to_json(e) for e in started(check, task.settings))
+                events[snapshot_id], alerts[snapshot_id] = (run_id, (*texts, *checks)), found
     items = []
     for s in new:
         run_id, texts = events.get(s.snapshot_id, (s.summary.get(RUN_ID_PROPERTY), ()))

@@ -49,9 +49,12 @@ def test_pyiceberg_scans_reported_through_the_proxy_become_scan_runs(bridge):
     finally:
         scan_reporters.uninstrument(catalog)
     sid = table.metadata.current_snapshot_id
-    events = bridge.events(lambda evs: len([e for e in evs if e["job"]["name"] == "pyreports.t.scan"]) == 2)
-    scans = [e for e in events if e["job"]["name"] == "pyreports.t.scan"]
-    assert [e["eventType"] for e in scans] == ["COMPLETE", "COMPLETE"] and len({e["run"]["runId"] for e in scans}) == 2
+    events = bridge.events(lambda evs: len([e for e in evs if e["job"]["name"] == "pyreports.t.scan"]) == 4)
+    runs = [e for e in events if e["job"]["name"] == "pyreports.t.scan"]
+    assert [e["eventType"] for e in runs] == ["START", "COMPLETE"] * 2  # each scan its own run (issue 19)
+    scans = runs[1::2]
+    assert [e["run"]["runId"] for e in runs[::2]] == [e["run"]["runId"] for e in scans]
+    assert len({e["run"]["runId"] for e in scans}) == 2
     facets = [e["inputs"][0]["inputFacets"]["icebergScanReport"] for e in scans]
     assert {f["snapshotId"] for f in facets} == {sid}
     assert sorted(f.get("filterDescription", "") for f in facets)[0] == ""  # the unfiltered scan

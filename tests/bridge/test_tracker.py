@@ -11,7 +11,7 @@ from openlineage.client.event_v2 import RunEvent
 
 from iceberg_lineage.config import load_settings
 from iceberg_lineage.lineage import applications as apps
-from iceberg_lineage.lineage.events import snapshot_run_event, snapshot_start_event
+from iceberg_lineage.lineage.events import snapshot_run_event, start_event
 from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.proxy.applications import ApplicationTracker
 from iceberg_lineage.state.applications import ApplicationStore
@@ -95,7 +95,7 @@ def test_an_application_reads_a_and_c_and_writes_b(tmp_path, clock):
     # B's commit by the same application (the fixture's summary names another app id: use the report's)
     summary = {**snapshot(md)["summary"], "spark.app.id": SPARK["app-id"], "iceberg-version": JAVA}
     sid, seq = snapshot(md)["snapshot-id"], snapshot(md)["sequence-number"]
-    start = snapshot_start_event(complete_of(h, md))  # the run's START goes straight out, its COMPLETE waits
+    start = start_event(complete_of(h, md))  # the run's START goes straight out, its COMPLETE waits
     assert h.tracker.hold("warehouse", ("db", "b"), "uuid-b", sid, summary, start) == [start]
     assert h.tracker.hold("warehouse", ("db", "b"), "uuid-b", sid, summary, complete_of(h, md)) == []
     clock.now += 1

@@ -25,8 +25,11 @@ def test_emit_sends_one_checks_run_per_table(sql_catalog, monkeypatch, tmp_path)
                                            "--emit", "--format", "json"])
         events = server.events()
     assert result.exit_code == 1  # snapshots failed: the gate fails, the run is still COMPLETE
-    assert "checks runs: 1 delivered, 0 spooled, 0 failed" in result.stderr
-    [event] = events
+    assert "checks runs' events (START, COMPLETE): 2 delivered, 0 spooled, 0 failed" in result.stderr
+    start, event = events
+    assert (start["eventType"], start["run"]["runId"]) == ("START", event["run"]["runId"])
+    assert start["inputs"][0]["inputFacets"] == {} and "version" not in start["inputs"][0]["facets"]
+    validate_event(start)
     validate_event(event)
     assert (event["eventType"], event["job"]["name"], event["job"]["namespace"]) == (
         "COMPLETE", "orders.checks", "iceberg-lineage")
@@ -53,9 +56,10 @@ def test_catalog_tables_as_their_own_runs(sql_catalog, monkeypatch):
         result = CliRunner().invoke(main, ["check", "--catalog", "test", "--emit", "--format", "json"])
         events = server.events()
     assert result.exit_code == 0, result.output
-    assert sorted(e["job"]["name"] for e in events) == ["db.a.checks", "db.b.checks"]
+    assert [(e["eventType"], e["job"]["name"]) for e in events] == [
+        ("START", "db.a.checks"), ("COMPLETE", "db.a.checks"), ("START", "db.b.checks"), ("COMPLETE", "db.b.checks")]
     assert len({e["run"]["runId"] for e in events}) == 2
-    for event in events:
+    for event in events[1::2]:
         validate_event(event)
         assert [a["assertion"] for a in event["inputs"][0]["inputFacets"]["dataQualityAssertions"]["assertions"]] == [
             "row_count", "small_files", "delete_ratio", "equality_deletes", "snapshots", "manifests", "schema"]

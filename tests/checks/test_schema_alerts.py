@@ -103,9 +103,10 @@ def test_hook_alerts_on_a_metadata_only_commit_and_a_snapshot(sql_catalog, tmp_p
         tx.append(_promoted_rows(tx.table_metadata))
     caplog.set_level(logging.WARNING, "iceberg_lineage.alerts")
     events = collector.events()
-    checks = [e for e in events if e["job"]["name"] == "db.orders.checks"]
-    assert len(checks) == 2
-    for e in checks:
+    runs = [e for e in events if e["job"]["name"] == "db.orders.checks"]
+    assert [e["eventType"] for e in runs] == ["START", "COMPLETE"] * 2  # each checks run has its START
+    checks = runs[1::2]
+    for e in runs:
         validate_event(e)
     got = [a for e in checks for a in e["inputs"][0]["inputFacets"]["dataQualityAssertions"]["assertions"]]
     assert [(a["name"], a["actual"], a["severity"]) for a in got] == [
@@ -153,9 +154,12 @@ def test_scanner_alerts_once_per_changed_snapshot(sql_catalog, tmp_path, receive
         scan(ScanOptions(catalogs=(spec_of(sql_catalog),)), settings, state, sink)
         events = sink.parsed
         scan(ScanOptions(catalogs=(spec_of(sql_catalog),)), settings, state, Recorder())  # nothing new: no alert
-    checks = [e for e in events if e["job"]["name"] == "db.orders.checks"]
-    # two snapshot runs (START and COMPLETE), and the second snapshot's checks run
-    assert len(events) == 2 * 2 + 1 and len(checks) == 1
+    runs = [e for e in events if e["job"]["name"] == "db.orders.checks"]
+    # two snapshot runs, and the second snapshot's checks run (each START and COMPLETE)
+    assert len(events) == 2 * 2 + 2 and [e["eventType"] for e in runs] == ["START", "COMPLETE"]
+    assert runs[0]["run"]["runId"] == runs[1]["run"]["runId"] and runs[0]["eventTime"] == runs[1]["eventTime"]
+    checks = runs[1:]
+    validate_event(runs[0])
     validate_event(checks[0])
     assert checks[0]["inputs"][0]["facets"]["version"]["datasetVersion"] == str(table.metadata.current_snapshot_id)
     receiver.wait_idle()

@@ -45,12 +45,15 @@ def test_cron_story_over_http(sql_catalog, tmp_path, lineage_server):
     events = lineage_server.take()
     for event in events:
         validate_event(event)
-    assert len(events) == 2 * 5 and summary_of(first)["snapshots"]["emitted"] == 5  # START and COMPLETE each
+    # START and COMPLETE each, and the scan's own run
+    assert len(events) == 2 * 5 + 2 and summary_of(first)["snapshots"]["emitted"] == 5
     assert "http" in summary_of(first)["events"]
     assert (tmp_path / ".iceberg-lineage" / "state.db").exists()
 
     rerun = cli("--format", "json", env=env, cwd=tmp_path)
-    assert rerun.returncode == 0 and lineage_server.take() == []
+    assert rerun.returncode == 0
+    assert [(e["eventType"], e["job"]["name"]) for e in lineage_server.take()] == [
+        ("START", "iceberg-lineage.scan"), ("COMPLETE", "iceberg-lineage.scan")]  # nothing but the scan's own run
     assert summary_of(rerun)["tables"] == {"scanned": 2, "unchanged": 2, "updated": 0, "failed": 0}
 
     a = write_table(sql_catalog, "db.a", 2, start=500).refresh()
@@ -59,7 +62,10 @@ def test_cron_story_over_http(sql_catalog, tmp_path, lineage_server):
     third = cli("--format", "json", env=env, cwd=tmp_path)
     assert third.returncode == 1
     newest = sorted(a.snapshots(), key=lambda s: s.sequence_number)[-2:]
-    assert snapshot_ids(lineage_server.take()) == [s.snapshot_id for s in newest]
+    sent = lineage_server.take()
+    assert snapshot_ids(sent[1:-1]) == [s.snapshot_id for s in newest]  # between the scan's START and FAIL
+    assert [(e["eventType"], e["job"]["name"]) for e in (sent[0], sent[-1])] == [
+        ("START", "iceberg-lineage.scan"), ("FAIL", "iceberg-lineage.scan")]
     summary = summary_of(third)
     assert summary["tables"]["failed"] == 1 and summary["failures"][0]["table"] == "db.b"
 
@@ -70,7 +76,8 @@ def test_text_summary_dry_run_and_unknown_catalog(sql_catalog, tmp_path):
     dry = cli("--dry-run", "--format", "text", "--state", str(tmp_path / "s.db"), env=env, cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     lines = dry.stdout.splitlines()
-    assert [json.loads(line)["eventType"] for line in lines] == ["START", "COMPLETE"] * 2
+    # the scan's own run around the table's two runs
+    assert [json.loads(line)["eventType"] for line in lines] == ["START", *["START", "COMPLETE"] * 2, "COMPLETE"]
     assert "2 emitted" in dry.stderr and "dry run" in dry.stderr
     assert not (tmp_path / "s.db").exists() and not (tmp_path / ".iceberg-lineage").exists()
 
@@ -90,7 +97,8 @@ def test_drop_and_rename_through_the_cli(sql_catalog, tmp_path):
     assert (summary_of(result)["drops"], summary_of(result)["renames"]) == (1, 1)
     events = [json.loads(line) for line in (tmp_path / ".iceberg-lineage" / "events.jsonl").read_text().splitlines()]
     # each table's first snapshot is its CREATE; then one DROP and one RENAME, no snapshot twice
-    terminal = [e for e in events if e["eventType"] != "START"]  # a START names its output, no facets
+    terminal = [e for e in events if e["eventType"] != "START" and e["outputs"]]  # a START names its output, no
+    # facets; the scan's own run has none
     assert sorted(lifecycle(e) for e in terminal) == ["CREATE", "CREATE", "DROP", "RENAME"]
 
 

@@ -28,4 +28,4 @@ def test_unknown_schema_is_one_line_and_exit_2():
     proc = run("schema", "nope")
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
-        "iceberg-lineage: error: no facet schema named 'nope'; known: icebergTableStatistics"]
+        "iceberg-lineage: error: no facet schema named 'nope'; known: icebergTableStatistics, icebergLineageScan"]

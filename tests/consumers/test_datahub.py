@@ -21,10 +21,10 @@ def urns():
     built = [snapshot_event(3, PROFILE), snapshot_event(3, Settings(consumer_profile="datahub", naming_primary="table")),
              snapshot_event(3, PROFILE, location="file:/data/warehouse/mart/orders")]
     mapped = probe("datahub", [e for b in built for e in shape(b, PROFILE).events])
-    assert len(mapped) == 6  # each snapshot run, then its checks run (the datahub profile)
-    for run, check in zip(mapped[::2], mapped[1::2]):
-        assert check["inputs"][0]["urn"] == run["outputs"][0]["urn"]  # the profile lands on the table's dataset
-    return [event["outputs"][0] for event in mapped[::2]]
+    assert len(mapped) == 9  # each snapshot run, then its checks run's START and COMPLETE (the datahub profile)
+    for run, start, check in zip(mapped[::3], mapped[1::3], mapped[2::3]):
+        assert check["inputs"][0]["urn"] == start["inputs"][0]["urn"] == run["outputs"][0]["urn"]  # the table
+    return [event["outputs"][0] for event in mapped[::3]]
 
 
 def test_location_naming_gives_the_storage_platform_and_the_bucket(urns):

@@ -57,9 +57,15 @@ def test_datahub_each_snapshot_gets_a_checks_run_with_the_input_metrics_facet():
     event = snapshot_event(3)
     datahub = Settings(consumer_profile="datahub")
     sent = [doc(e) for e in shape(event, datahub).events]
-    assert sent[0] == doc(event) and len(sent) == 2
-    check = sent[1]
+    assert sent[0] == doc(event) and len(sent) == 3
+    start, check = sent[1:]
     assert check["job"]["name"] == "mart.orders.checks" and check["eventType"] == "COMPLETE"
+    assert (start["eventType"], start["run"], start["job"], start["eventTime"]) == (
+        "START", check["run"], check["job"], check["eventTime"])
+    assert start["inputs"] == [{"namespace": check["inputs"][0]["namespace"], "name": check["inputs"][0]["name"],
+                                "facets": {"symlinks": check["inputs"][0]["facets"]["symlinks"]}, "inputFacets": {}}]
+    without = Settings(consumer_profile="datahub", events_start_events=False)
+    assert [doc(e) for e in shape(event, without).events] == [sent[0], check]
     assert check["job"]["facets"]["jobType"]["jobType"] == "CHECK" and check["outputs"] == []
     [table] = check["inputs"]
     built = sent[0]["outputs"][0]
@@ -72,8 +78,8 @@ def test_datahub_each_snapshot_gets_a_checks_run_with_the_input_metrics_facet():
     assert metrics["columnMetrics"]["c0002"] == {"count": 10, "nullCount": 1, "min": -2, "max": 2, "quantiles": {}}
     for e in sent:
         validate_event(json.dumps(e))
-    assert doc(shape(event, datahub).events[1]) == check  # re-sent: the same run
-    assert len(shape(shape(event, datahub).events[1], datahub).events) == 1  # a checks run gets none
+    assert doc(shape(event, datahub).events[2]) == check  # re-sent: the same run
+    assert len(shape(shape(event, datahub).events[2], datahub).events) == 1  # a checks run gets none
     assert len(shape(linked_run(2, 1, RunState.START), datahub).events) == 1
 
 

@@ -136,3 +136,97 @@ def test_the_scanner_sends_the_application_parent_of_a_spark_snapshot(sql_catalo
     _, again = run_scan(sql_catalog, tmp_path / "other.db")  # another scanner, from nothing: the same events
     assert [{k: v for k, v in e.items() if k != "outputs"} for e in again.parsed] == \
         [{k: v for k, v in e.items() if k != "outputs"} for e in events]
+
+
+#: Dataset facets a START may carry: identity only (no version, schema nor statistics).
+IDENTITY_FACETS = {"symlinks"}
+
+
+def event_stream(sql_catalog, tmp_path) -> list[dict]:
+    """What a consumer receives from a scan, the hook and checks: the scanner's runs (per snapshot, DROP, its own),
+    the hook's (CREATE, commits, ALTER with its schema-alert checks run, scan, RENAME, DROP) and a checks run, all
+    through the delivery path (the profile of the environment applies), read back from the file transport."""
+    import pyarrow as pa
+
+    from iceberg_lineage.checks import check_table, emit_checks
+    from iceberg_lineage.cli.scan import run_scan
+    from iceberg_lineage.delivery.client import make_client
+    from iceberg_lineage.delivery.emitter import EMITTERS
+    from iceberg_lineage.hook import observe
+    from iceberg_lineage.scan.driver import ScanOptions
+    from pyiceberg.types import StringType
+    from tests.support.scan import rows, spec_of, write_table
+
+    settings = load_settings()
+    options = ScanOptions(catalogs=(spec_of(sql_catalog),))
+    write_table(sql_catalog, "db.plain", 2)
+    run_scan(options, settings, wait=False, progress=False)
+    observe(sql_catalog, client=make_client())
+    hooked = sql_catalog.create_table("db.hooked", schema=rows(0).schema)
+    hooked.append(rows(0))
+    with hooked.update_schema() as update:
+        update.add_column("note", StringType())
+    hooked.append(rows(10).append_column(pa.field("note", pa.string()), pa.array([None, "a", "b"], pa.string())))
+    hooked.scan().to_arrow()
+    sql_catalog.rename_table("db.hooked", "db.renamed")
+    sql_catalog.drop_table("db.plain")
+    assert EMITTERS.flush_all(30)
+    run_scan(options, settings, wait=False, progress=False)  # the DROP the scanner sees, and its own run
+    emit_checks([check_table(("db", "renamed"), settings, catalog=sql_catalog)], settings)
+    lines = (tmp_path / ".iceberg-lineage" / "events.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def runs_of(events: list[dict]) -> dict[str, list[dict]]:
+    runs: dict[str, list[dict]] = {}
+    for event in events:
+        runs.setdefault(event["run"]["runId"], []).append(event)
+    return runs
+
+
+def job_type(event: dict) -> str:
+    return event["job"]["facets"]["jobType"]["jobType"]
+
+
+def kinds(events: list[dict]) -> set[str]:
+    """The kinds of run in the stream: job types, lifecycle runs by their change."""
+    out = set()
+    for event in events:
+        change = [d["facets"].get("lifecycleStateChange", {}).get("lifecycleStateChange")
+                  for d in event.get("outputs") or ()]
+        out.add(next((c for c in change if c), None) or job_type(event))
+    return out
+
+
+def test_every_run_of_a_scan_the_hook_and_checks_has_a_start_and_a_terminal_event_under_atlan(
+        sql_catalog, tmp_path, monkeypatch):
+    monkeypatch.setenv("ICEBERG_LINEAGE__CONSUMER__PROFILE", "atlan")
+    monkeypatch.setenv("ICEBERG_LINEAGE__CONSUMER__CONNECTION", "lake-connection")
+    events = event_stream(sql_catalog, tmp_path)
+    for event in events:
+        validate_event(event)
+    assert kinds(events) == {"COMMIT", "CREATE", "ALTER", "RENAME", "DROP", "CHECK", "QUERY", "JOB"}
+    assert {e["job"]["namespace"] for e in events} == {"lake-connection"}
+    runs = runs_of(events)
+    for run_id, run in runs.items():
+        types = [e["eventType"] for e in run]
+        assert types == ["START", "COMPLETE"] or types == ["START", "FAIL"], (run_id, types, run[0]["job"])
+        start, terminal = run
+        assert start["job"] == terminal["job"]
+        assert start["eventTime"] == terminal["eventTime"] or job_type(start) == "JOB"  # the scan: its own clock
+        for dataset in (*start.get("inputs", ()), *start.get("outputs", ())):
+            assert set(dataset["facets"]) <= IDENTITY_FACETS and not dataset.get("inputFacets") \
+                and not dataset.get("outputFacets"), (run_id, dataset)
+        assert not {"errorMessage", "icebergLineageScan"} & set(start["run"].get("facets", {}))
+    scanner = [run for run in runs.values() if run[0]["job"]["name"] == "iceberg-lineage.scan"]
+    assert len(scanner) == 2
+    drops = [run for run in runs.values() if "DROP" in kinds(run)]
+    assert len(drops) == 2  # the hook's and the scanner's (each its own run)
+
+
+def test_without_start_events_every_run_is_its_terminal_event_alone(sql_catalog, tmp_path, monkeypatch):
+    monkeypatch.setenv("ICEBERG_LINEAGE__EVENTS__START_EVENTS", "false")
+    events = event_stream(sql_catalog, tmp_path)
+    assert kinds(events) == {"COMMIT", "CREATE", "ALTER", "RENAME", "DROP", "CHECK", "QUERY", "JOB"}
+    assert [e for e in events if e["eventType"] == "START"] == []
+    assert all(len(run) == 1 for run in runs_of(events).values())

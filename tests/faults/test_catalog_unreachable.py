@@ -45,7 +45,10 @@ def test_locked_sqlite_catalog(sql_catalog, tmp_path):
     assert [f["catalog"] for f in summary["failures"]] == ["test"]
     assert "database is locked" in summary["failures"][0]["reason"]
     assert "Traceback" not in locked.stderr
-    assert len(read_jsonl(events_file)) == 2 * 3  # three runs, START and COMPLETE
+    events = read_jsonl(events_file)
+    scans = [e["eventType"] for e in events if e["job"]["name"] == "iceberg-lineage.scan"]
+    assert len(events) - len(scans) == 2 * 3  # three runs, START and COMPLETE
+    assert scans == ["START", "COMPLETE", "START", "FAIL"]  # each scan's own run: the locked one failed
     with StateStore(state_path) as state:
         emitted = {t.identifier: len(state.emitted(t.identity)) for t in state.tables("test")}
     assert emitted == {("db", "a"): 2, ("db", "b"): 1}
@@ -53,8 +56,8 @@ def test_locked_sqlite_catalog(sql_catalog, tmp_path):
     after = scan_cli("--state", str(state_path), env=env)
     assert after.returncode == 0, after.stderr
     assert summary_of(after)["snapshots"]["emitted"] == 1 and summary_of(after)["drops"] == 0
-    events = read_jsonl(events_file)
-    assert len(events) == 2 * 4  # four runs, START and COMPLETE
+    events = [e for e in read_jsonl(events_file) if e["job"]["name"] != "iceberg-lineage.scan"]
+    assert len(events) == 2 * 4  # four runs, START and COMPLETE (and three scans' own runs)
     assert events[-1]["outputs"][0]["facets"]["version"]["datasetVersion"] == str(a.refresh().metadata.current_snapshot_id)
 
 

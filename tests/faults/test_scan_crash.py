@@ -22,6 +22,11 @@ from tests.support.faults import (
 from iceberg_lineage.state.store import StateStore
 
 TABLES, COMMITS = 40, 5  # 200 snapshots
+SCANNER = "iceberg-lineage.scan"  # the scan's own run
+
+
+def tables_events(events: list[dict]) -> list[dict]:
+    return [e for e in events if e["job"]["name"] != SCANNER]
 
 
 def test_killed_scan_loses_nothing_and_repeats_only_run_ids(sql_catalog, tmp_path):
@@ -41,8 +46,10 @@ def test_killed_scan_loses_nothing_and_repeats_only_run_ids(sql_catalog, tmp_pat
         assert scan.wait(30) == -signal.SIGKILL, scan.stderr.read()
         scan.stderr.close()
         assert server.wait_idle()
-        first = len(server.accepted)
-        assert 40 <= first < 2 * len(snapshots)  # each snapshot's run: START and COMPLETE
+        killed = server.accepted_events()
+        first = len(tables_events(killed))
+        assert 40 <= first + 1 < 2 * len(snapshots)  # each snapshot's run: START and COMPLETE
+        assert [e["eventType"] for e in killed if e["job"]["name"] == SCANNER] == ["START"]  # killed: no terminal
         with StateStore(state_path) as state:  # the killed run left a state that opens, with what it recorded
             recorded = sum(len(state.emitted(t.identity)) for t in state.tables("test"))
         assert 2 * recorded <= first
@@ -53,10 +60,12 @@ def test_killed_scan_loses_nothing_and_repeats_only_run_ids(sql_catalog, tmp_pat
     finally:
         server.stop()
     run_ids: dict[int, set[str]] = defaultdict(set)
-    for event in server.accepted_events():
+    received = server.accepted_events()
+    assert [e["eventType"] for e in received if e["job"]["name"] == SCANNER] == ["START", "START", "COMPLETE"]
+    for event in tables_events(received):
         if event["eventType"] != "START":  # a START names the output without its version
             run_ids[snapshot_of(event)].add(event["run"]["runId"])
     assert set(run_ids) == snapshots
     assert {len(ids) for ids in run_ids.values()} == {1}
     # duplicates: sent but not yet recorded (two events per snapshot)
-    assert len(server.accepted) - 2 * len(snapshots) == first - 2 * recorded
+    assert len(tables_events(received)) - 2 * len(snapshots) == first - 2 * recorded

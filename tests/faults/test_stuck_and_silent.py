@@ -71,5 +71,8 @@ def test_a_stuck_table_is_reported_and_the_scan_delivers_the_others_and_exits(sq
     assert (failure["table"], failure["kind"]) == ("db.stuck", "timeout")
     assert failure["reason"] == ("no result after 1 s (scan.table_timeout_s): the table's task was abandoned, "
                                  "nothing of it is recorded")
+    scanner = [e["eventType"] for e in accepted if e["job"]["name"] == "iceberg-lineage.scan"]
+    accepted = [e for e in accepted if e["job"]["name"] != "iceberg-lineage.scan"]
+    assert scanner == ["START", "FAIL"]  # the scan's own run: it exits 1
     assert len(accepted) == 2 * 4 and {e["job"]["name"].split(".")[1] for e in accepted} == {"t0000", "t0001"}
     assert "Traceback" not in done.stderr

@@ -28,8 +28,9 @@ def test_append_is_one_complete_run_tagged_in_metadata(observed, sink):
     table.append(rows(1, 2, 3))
 
     events = valid(sink.events())
-    create, start, append = events
+    create_start, create, start, append = events  # the CREATE is a run of its own too: START, COMPLETE
     assert create["eventType"] == "COMPLETE" and lifecycle(outputs(create)[0]) == "CREATE"
+    assert (create_start["eventType"], create_start["run"]) == ("START", create["run"])
     assert append["eventType"] == "COMPLETE"
     snapshot = table.current_snapshot()
     # the run the scanner would build: deterministic runId, both events at the snapshot's time

@@ -28,8 +28,13 @@ def test_schema_evolution_is_alter_with_the_diff(table, sink):
         update.add_column("note", StringType())
         update.rename_column("v", "value")
 
-    event, checks = valid(sink.events())  # the schema rule's checks run (issue 18) follows the ALTER
-    assert checks["job"]["name"] == "db.t.checks"
+    # the schema rule's checks run (issue 18) follows the ALTER; each run a START, then its COMPLETE
+    start, event, checks_start, checks = valid(sink.events())
+    assert checks["job"]["name"] == checks_start["job"]["name"] == "db.t.checks"
+    assert [(e["eventType"], e["run"]["runId"]) for e in (start, checks_start)] == [
+        ("START", event["run"]["runId"]), ("START", checks["run"]["runId"])]
+    assert "icebergTableStatistics" not in outputs(start)[0]["facets"]
+    assert "dataQualityAssertions" not in checks_start["inputs"][0].get("inputFacets", {})
     assert event["eventType"] == "COMPLETE" and event["job"]["name"] == "db.t.pyiceberg"
     out = outputs(event)[0]
     assert lifecycle(out) == "ALTER"
@@ -45,7 +50,8 @@ def test_partition_evolution_and_properties_are_alter(table, sink):
         update.add_field("v", IdentityTransform(), "v_part")
     table.transaction().set_properties(owner="data-team").commit_transaction()
 
-    spec_event, properties_event = valid(sink.events())
+    spec_start, spec_event, properties_start, properties_event = valid(sink.events())
+    assert [e["eventType"] for e in (spec_start, properties_start)] == ["START", "START"]
     assert lifecycle(outputs(spec_event)[0]) == lifecycle(outputs(properties_event)[0]) == "ALTER"
     assert "schemaChange" not in _statistics(spec_event)
     assert outputs(properties_event)[0]["facets"]["ownership"]["owners"] == [{"name": "user:data-team"}]
@@ -74,9 +80,10 @@ def test_create_register_rename_drop(sql_catalog, sink):
     sql_catalog.register_table("db.c", location)
 
     everything = valid(sink.events())
-    (start,) = [e for e in everything if e["eventType"] == "START"]  # the first snapshot's own run
-    events = [e for e in everything if e is not start]
-    assert start["run"]["runId"] == events[1]["run"]["runId"]
+    starts = [e for e in everything if e["eventType"] == "START"]  # every run: its START, then its COMPLETE
+    events = [e for e in everything if e["eventType"] != "START"]
+    assert [s["run"]["runId"] for s in starts] == [e["run"]["runId"] for e in events]
+    assert everything[::2] == starts
     kinds = [(e["job"]["name"], lifecycle(outputs(e)[0])) for e in events]
     assert kinds == [
         ("db.a.pyiceberg", "CREATE"),

@@ -141,10 +141,9 @@ def test_catalog_property_in_pyiceberg_yaml_after_install(lake, collector, tmp_p
                           env={**env, "PYICEBERG_HOME": str(tmp_path), "OPENLINEAGE_URL": collector.url})
     assert done.returncode == 0, done.stderr
     events = valid(collector.bodies)
-    assert [(e["eventType"], e["job"]["name"]) for e in events] == [
-        ("COMPLETE", "from_yaml"), ("START", "from_yaml"), ("COMPLETE", "from_yaml")]
-    assert [table_of(d) for d in inputs(events[0])] == ["db.a"]
-    assert [table_of(d) for d in outputs(events[2])] == ["db.b"]
+    assert [(e["eventType"], e["job"]["name"]) for e in events] == [("START", "from_yaml"), ("COMPLETE", "from_yaml")] * 2
+    assert [table_of(d) for d in inputs(events[1])] == ["db.a"]
+    assert [table_of(d) for d in outputs(events[3])] == ["db.b"]
 
 
 def test_catalog_property_as_load_catalog_argument(lake, tmp_path):

@@ -107,12 +107,12 @@ def test_an_unreachable_server_spools_and_replay_delivers(sql_catalog, tmp_path)
 
     spool_path = tmp_path / ".iceberg-lineage" / "spool"
     with Spool(spool_path) as spool:
-        assert spool.count() == 3  # CREATE, then the snapshot's START and COMPLETE
+        assert spool.count() == 4  # the CREATE's START and COMPLETE, then the snapshot's
     live = Collector()
     try:
         result = replay(spool_path, live.client)
-        assert (result.delivered, result.remaining) == (3, 0)
-        assert [e["job"]["name"] for e in valid(live.bodies)] == ["db.t.pyiceberg"] * 3
+        assert (result.delivered, result.remaining) == (4, 0)
+        assert [e["job"]["name"] for e in valid(live.bodies)] == ["db.t.pyiceberg"] * 4
     finally:
         live.stop()
 

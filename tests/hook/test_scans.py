@@ -7,7 +7,12 @@ from iceberg_lineage.hook import reporter as hook
 
 
 def _scan_events(events):
-    return [e for e in events if e["job"]["name"].endswith(".scan")]
+    """The scan runs' terminal events, each after its START (same runId, the input by identity alone)."""
+    runs = [e for e in events if e["job"]["name"].endswith(".scan")]
+    starts, terminal = runs[::2], runs[1::2]
+    assert [(s["eventType"], s["run"]["runId"]) for s in starts] == [("START", e["run"]["runId"]) for e in terminal]
+    assert all(set(d["facets"]) == {"symlinks"} and not d.get("inputFacets") for s in starts for d in s["inputs"])
+    return terminal
 
 
 def test_time_travel_reports_the_snapshot_read(sql_catalog, sink):

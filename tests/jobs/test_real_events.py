@@ -64,7 +64,9 @@ def test_scan_and_hooked_runs_read_back(sql_catalog, monkeypatch):
     jobs = {j["name"]: j for j in doc["jobs"]}
     assert {name: {"COMPLETE": j["completed"], "FAIL": j["failed"], "ABORT": j["aborted"]}
             for name, j in jobs.items()} == independent_counts(lines)
-    assert set(jobs) == {"db.scanned.commit", "db.hooked.pyiceberg", "nightly <etl>"}
+    assert set(jobs) == {"db.scanned.commit", "db.hooked.pyiceberg", "nightly <etl>", "iceberg-lineage.scan"}
+    scanner = jobs["iceberg-lineage.scan"]  # the scan's own run
+    assert (scanner["runs"], scanner["completed"], scanner["failure_rate"], scanner["timed_runs"]) == (1, 1, 0.0, 1)
     assert doc["flagged"] == ["iceberg-lineage/nightly <etl>"]
 
     # rows and bytes written: the snapshots' own summaries (the run's RUNNING commit and its FAIL count once)
@@ -85,7 +87,8 @@ def test_scan_and_hooked_runs_read_back(sql_catalog, monkeypatch):
 
     # durations: the scanner's runs (now with their START) and the hook's commits start and end at the snapshot's time
     assert (jobs["db.scanned.commit"]["timed_runs"], jobs["db.scanned.commit"]["duration_p50_s"]) == (3, 0.0)
-    assert (jobs["db.hooked.pyiceberg"]["timed_runs"], jobs["db.hooked.pyiceberg"]["duration_p95_s"]) == (2, 0.0)
+    # the hook's CREATE run too (issue 19: every run we start has its START)
+    assert (jobs["db.hooked.pyiceberg"]["timed_runs"], jobs["db.hooked.pyiceberg"]["duration_p95_s"]) == (3, 0.0)
     times = {json.loads(line)["eventType"]: json.loads(line)["eventTime"] for line in lines
              if json.loads(line)["job"]["name"] == "nightly <etl>"}
     exact = (event_ms(times["FAIL"]) - event_ms(times["START"])) / 1000

@@ -64,10 +64,10 @@ def test_quickstart(tmp_path, monkeypatch, mpl_config):
     assert any('class="iceberg-lineage-history"' in h for h in html)
     assert len(outputs(nb, "image/png")) >= 3  # history.plot(), columns, %lineage stats
     # CREATE, 3 appends, the overwrite's delete + append, ALTER (schema) and its checks run (the schema alert,
-    # issue 18), 1 append, 1 scan: the 6 snapshots are each a START and a COMPLETE of their own run
-    assert "16 events sent" in stdout(nb)
+    # issue 18), 1 append, 1 scan: 10 runs, each a START and a terminal event (issue 19)
+    assert "20 events sent" in stdout(nb)
     events_table = next(h for h in html if "<th" in h and ">job</th>" in h)
-    assert events_table.count("<tr>") == 1 + 16
+    assert events_table.count("<tr>") == 1 + 20
     assert any(h.startswith("<details open><summary>COMPLETE iceberg-lineage/shop.orders.scan") for h in html)
     scan_report = next(h for h in html if h.startswith("<details open><summary>icebergScanReport"))
     assert "&quot;resultDataFiles&quot;" in scan_report and "amount" in scan_report
@@ -77,12 +77,12 @@ def test_catalog_scan(tmp_path, monkeypatch, mpl_config, sql_catalog):
     from iceberg_lineage.demo.tables import write_demo_table
 
     nb = execute("catalog_scan.ipynb", tmp_path, monkeypatch, mpl_config)
-    # the same tables written here: the scan emits one run per snapshot (START and COMPLETE), and a checks run for
-    # each table's schema change (issue 18)
+    # the same tables written here: the scan emits one run per snapshot, and a checks run for each table's schema
+    # change (issue 18), each START and COMPLETE (a preview sends no run of the scan's own)
     snapshots = sum(len(write_demo_table(sql_catalog, f"sales.{name}", commits=commits).metadata.snapshots)
                     for name, commits in (("orders", 8), ("returns", 5)))
     out = stdout(nb)
-    assert f"{2 * snapshots + 2} events would be sent" in out
+    assert f"{2 * snapshots + 2 * 2} events would be sent" in out
     assert f"{snapshots} snapshots emitted to file .iceberg-lineage/events.jsonl" in out
     assert "0 events left to send" in out
     assert any("iceberg-lineage scan (dry run)" in h for h in outputs(nb, "text/html"))

@@ -17,7 +17,7 @@ SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("name", pa.string())])
 
 
 def write_and_read(catalog) -> None:
-    """Create (1 event), two appends (START and COMPLETE each: 4 events), one filtered scan (1 event)."""
+    """Create, two appends and one filtered scan: 4 runs, START and COMPLETE each (8 events)."""
     table = catalog.create_table("db.t", schema=SCHEMA)
     table.append(pa.table({"id": [1, 2], "name": ["a", None]}, schema=SCHEMA))
     table.append(pa.table({"id": [3], "name": ["c"]}, schema=SCHEMA))
@@ -32,18 +32,18 @@ def test_log_holds_exactly_what_the_transport_received(sql_catalog, tmp_path):
     events = session.events  # waits for the hook's queue first
     assert [ev.json for ev in events] == path.read_text().splitlines()
     assert [(ev.event_type, ev.job) for ev in events] == [
-        ("COMPLETE", "db.t.pyiceberg"), *[("START", "db.t.pyiceberg"), ("COMPLETE", "db.t.pyiceberg")] * 2,
+        *[("START", "db.t.pyiceberg"), ("COMPLETE", "db.t.pyiceberg")] * 3, ("START", "db.t.scan"),
         ("COMPLETE", "db.t.scan"),
     ]
     snapshots = [s.snapshot_id for s in sql_catalog.load_table("db.t").metadata.snapshots]
-    assert [ev.outputs for ev in events[0:5:2]] == [["db.t"], *[[f"db.t @ {sid}"] for sid in snapshots]]
+    assert [ev.outputs for ev in events[1:6:2]] == [["db.t"], *[[f"db.t @ {sid}"] for sid in snapshots]]
     assert events[-1].inputs == [f"db.t @ {snapshots[-1]}"]
     assert client.transport.kind == "file" and session.configured is client  # the caller's client is untouched
     status = session.status()
-    assert (status.emitted, status.delivered, status.spooled, status.failed) == (6, 6, 0, 0)
+    assert (status.emitted, status.delivered, status.spooled, status.failed) == (8, 8, 0, 0)
     assert status.transport == f"file {path}"
     html = events._repr_html_()
-    assert html.count("<tr>") == 1 + 6 and f"db.t @ {snapshots[-1]}" in html
+    assert html.count("<tr>") == 1 + 8 and f"db.t @ {snapshots[-1]}" in html
     report = events.of_job(".scan")[-1].facet("icebergScanReport")
     assert report.data["snapshotId"] == snapshots[-1] and report.data["scanMetrics"]["resultDataFiles"] == 2
     assert events[-1]._repr_html_().startswith("<details open><summary>COMPLETE iceberg-lineage/db.t.scan")
@@ -55,7 +55,7 @@ def test_default_client_writes_the_embedded_file(sql_catalog, tmp_path):
     session = attach(sql_catalog)
     write_and_read(sql_catalog)
     logged = [ev.json for ev in session.events]  # waits for the hook's queue first
-    assert logged == (tmp_path / ".iceberg-lineage" / "events.jsonl").read_text().splitlines() and len(logged) == 6
+    assert logged == (tmp_path / ".iceberg-lineage" / "events.jsonl").read_text().splitlines() and len(logged) == 8
     assert session_module.current_session() is session
 
 
@@ -68,8 +68,8 @@ def test_unreachable_endpoint_is_spooled_and_still_logged(sql_catalog, tmp_path)
     session = attach(sql_catalog, client=client)
     write_and_read(sql_catalog)
     status = session.status()
-    # The first event meets the closed port; the circuit breaker then spools the other five without trying.
-    assert (status.emitted, status.delivered, status.spooled, status.failed) == (1, 0, 6, 0)
+    # The first event meets the closed port; the circuit breaker then spools the other seven without trying.
+    assert (status.emitted, status.delivered, status.spooled, status.failed) == (1, 0, 8, 0)
     assert status.transport == f"http http://127.0.0.1:{port}"
 
 
@@ -90,9 +90,11 @@ def test_preview_scan_sends_and_records_nothing(sql_catalog, tmp_path):
     commits = preview.events.of_job(".commit")  # and the schema change's checks run (issue 18)
     runs = [ev for ev in commits if ev.data["eventType"] == "COMPLETE"]  # each after its START
     assert [ev.data["eventType"] for ev in commits] == ["START", "COMPLETE"] * len(runs)
-    assert [ev.job for ev in preview.events.of_job(".checks")] == ["db.orders.checks"]
+    checks = preview.events.of_job(".checks")
+    assert [(ev.data["eventType"], ev.job) for ev in checks] == [("START", "db.orders.checks"),
+                                                                 ("COMPLETE", "db.orders.checks")]
     assert len(runs) == len(table.metadata.snapshots) == preview.summary.snapshots_emitted
-    assert len(preview.events) == 2 * len(runs) + 1
+    assert len(preview.events) == 2 * len(runs) + 2  # a preview sends no run of the scan's own
     assert [ev.data["outputs"][0]["facets"]["version"]["datasetVersion"] for ev in runs] == \
         [str(s.snapshot_id) for s in table.metadata.snapshots]
     assert not (tmp_path / ".iceberg-lineage").exists()
@@ -126,7 +128,7 @@ def test_lineage_magic(shell, sql_catalog):
             shell.run_line_magic("lineage", wrong)
     session = attach(sql_catalog)
     write_and_read(sql_catalog)
-    assert shell.run_line_magic("lineage", "status").emitted == 6
+    assert shell.run_line_magic("lineage", "status").emitted == 8
     assert [ev.json for ev in shell.run_line_magic("lineage", "events")] == [ev.json for ev in session.events]
     with capture_output() as shown:
         assert shell.run_line_magic("lineage", "stats db.t") is None

@@ -213,18 +213,21 @@ def test_the_cli_spools_what_an_unreachable_broker_did_not_acknowledge_and_repla
     assert still_down.returncode == 1 and "KafkaNotAcknowledged: _MSG_TIMED_OUT" in still_down.stderr
 
     assert (scanned.returncode, summary["snapshots"]["emitted"]) == (0, 2), scanned.stderr
-    assert summary["events"].startswith("kafka (4 spooled to ")  # two runs, START and COMPLETE
+    # two runs, START and COMPLETE, and the scan's own run
+    assert summary["events"].startswith("kafka (6 spooled to ")
     assert "KafkaNotAcknowledged: _MSG_TIMED_OUT" in scanned.stderr
     assert replayed.returncode == 0, replayed.stderr
     read = kafka.read(topic)
-    assert [json.loads(m.value)["eventType"] for m in read] == ["START", "COMPLETE"] * 2
-    assert [m.key for m in read] == ["run:iceberg-lineage/db.orders.commit"] * 4
+    assert [json.loads(m.value)["eventType"] for m in read] == ["START", *["START", "COMPLETE"] * 2, "COMPLETE"]
+    assert [m.key for m in read] == ["run:iceberg-lineage/iceberg-lineage.scan",
+                                     *["run:iceberg-lineage/db.orders.commit"] * 4,
+                                     "run:iceberg-lineage/iceberg-lineage.scan"]
     assert [m.key for m in read] == [their_key(json.dumps(as_built(m.value))) for m in read]
 
 
 def test_a_hooked_pyiceberg_writer_delivers_through_kafka(kafka: KafkaBroker, sql_catalog):
-    """The hook's emitter thread goes through the same confirmed delivery: CREATE, then the append's START and
-    COMPLETE, each acknowledged, in order, keyed as openlineage-python keys them."""
+    """The hook's emitter thread goes through the same confirmed delivery: the CREATE's START and COMPLETE, then
+    the append's, each acknowledged, in order, keyed as openlineage-python keys them."""
     from iceberg_lineage import hook
     from iceberg_lineage.delivery.emitter import EMITTERS
     from tests.support.hook import SCHEMA, rows
@@ -240,8 +243,8 @@ def test_a_hooked_pyiceberg_writer_delivers_through_kafka(kafka: KafkaBroker, sq
     read = kafka.read(topic)
     events = [as_built(m.value) for m in read]
     assert [(e["job"]["name"], e["eventType"]) for e in events] == [
-        ("db.hooked.pyiceberg", "COMPLETE"), ("db.hooked.pyiceberg", "START"), ("db.hooked.pyiceberg", "COMPLETE")]
+        ("db.hooked.pyiceberg", "START"), ("db.hooked.pyiceberg", "COMPLETE")] * 2
     assert [m.key for m in read] == [their_key(json.dumps(e)) for e in events] == [
-        "run:iceberg-lineage/db.hooked.pyiceberg"] * 3
+        "run:iceberg-lineage/db.hooked.pyiceberg"] * 4
     for event in events:
         validate_event(event)

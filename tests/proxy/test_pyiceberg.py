@@ -65,8 +65,8 @@ def story(bridge):
     catalog.drop_table("bridge.short")
     snapshots = len(before_rename.snapshots) + len(short_md.metadata.snapshots) + len(staged_md.snapshots)
     # each snapshot's START and COMPLETE, 4 CREATE (a register, a staged create), 1 ALTER, 1 RENAME, 1 DROP, and the
-    # checks run of the added column
-    events = wait_for(bridge.lineage, 2 * snapshots + 8)
+    # checks run of the added column: each of these a START and a COMPLETE too
+    events = wait_for(bridge.lineage, 2 * snapshots + 2 * 8)
     return catalog, seen, before_rename, short_md, events, staged_md
 
 
@@ -95,6 +95,9 @@ def test_every_snapshot_has_exactly_one_complete_with_the_scanners_run_id(story)
 def test_lifecycle_events_use_the_scanners_run_ids(story, bridge):
     _, _, life, short, events, _ = story
     creates, alters = lifecycle_events(events, "CREATE"), lifecycle_events(events, "ALTER")
+    lifecycle = [e for e in events if e["job"]["name"].endswith(".catalog")]
+    assert sorted((e["run"]["runId"], e["eventType"]) for e in lifecycle) == sorted(
+        (e["run"]["runId"], kind) for e in lifecycle if e["eventType"] == "COMPLETE" for kind in ("START", "COMPLETE"))
     renames, drops = lifecycle_events(events, "RENAME"), lifecycle_events(events, "DROP")
     assert sorted(e["job"]["name"] for e in creates) == ["bridge.life.catalog", "bridge.short.catalog",
                                                          "bridge_reg.copy.catalog", "bridge_reg.staged.catalog"]
@@ -120,7 +123,9 @@ def test_a_schema_change_through_the_bridge_is_a_checks_run_and_an_alert(story, 
     """The default ``schema`` rule warns on an added column: one ``<ns>.<table>.checks`` run carrying the failed
     assertion (the table as its input, never an output), and one alert line in the bridge's log."""
     _, _, life, _, events, _ = story
-    [check] = [e for e in events if e["job"]["name"] == "bridge.life.checks"]
+    start, check = [e for e in events if e["job"]["name"] == "bridge.life.checks"]
+    assert (start["eventType"], start["run"]["runId"]) == ("START", check["run"]["runId"])
+    validate_event(start)
     validate_event(check)
     assert check["eventType"] == "COMPLETE" and check["outputs"] == []
     [table] = check["inputs"]
@@ -152,8 +157,9 @@ def test_a_scanner_afterwards_sends_no_other_run_id(story, bridge, tmp_path):
                            "bridge", "--dry-run", "--depth", "summary", "--no-progress"],
                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert scan.returncode == 0, scan.stderr
-    scanned = [json.loads(line) for line in scan.stdout.splitlines() if line.strip()]
-    assert len(scanned) == 2 * 5  # bridge.life2's snapshots, START and COMPLETE each
+    printed = [json.loads(line) for line in scan.stdout.splitlines() if line.strip()]
+    scanned = [e for e in printed if e["job"]["name"] != "iceberg-lineage.scan"]  # not the scan's own run
+    assert len(scanned) == 2 * 5 and len(printed) == 2 * 5 + 2  # bridge.life2's snapshots, START and COMPLETE each
     ours = {e["run"]["runId"]: e for e in events}
     for event in scanned:
         mine = ours[event["run"]["runId"]]

@@ -17,7 +17,9 @@ from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage.events import snapshot_run_id
 from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.lineage.tags import RUN_ID_PROPERTY
-from iceberg_lineage.proxy.report import Exchange, Known, Reporter
+from iceberg_lineage.proxy.capture import Capture
+from iceberg_lineage.proxy.report import Exchange, Reporter
+from iceberg_lineage.proxy.tables import Known
 from iceberg_lineage.proxy.routes import Route
 from iceberg_lineage.state.bridge import BridgedSnapshot, BridgeState
 from tests.support.olschema import validate_event
@@ -56,14 +58,14 @@ def test_a_transaction_commit_reports_what_a_table_commit_reports(seaweed):
     change = {"requirements": [{"type": "assert-ref-snapshot-id", "ref": "main",
                                 "snapshot-id": before.metadata["current-snapshot-id"]}], "updates": updates}
     commit = reporter(seaweed)
-    by_commit = commit.events_of(Exchange(
-        commit, Route("commit", "warehouse", ("tx",), "t"), 200, request=json.dumps(change).encode(),
-        response=json.dumps({"metadata-location": after.metadata_location, "metadata": after.metadata}).encode()))
+    by_commit = commit.events_of(Exchange(commit, Capture(
+        Route("commit", "warehouse", ("tx",), "t"), 200, request=json.dumps(change).encode(),
+        response=json.dumps({"metadata-location": after.metadata_location, "metadata": after.metadata}).encode())))
     transaction = json.dumps({"table-changes": [{"identifier": {"namespace": ["tx"], "name": "t"}, **change}]}).encode()
     warm, cold = reporter(seaweed), reporter(seaweed)
     warm.cache.put(("warehouse", "tx", "t"), before)
-    by_warm = warm.events_of(Exchange(warm, Route("transaction", "warehouse"), 204, request=transaction))
-    by_cold = cold.events_of(Exchange(cold, Route("transaction", "warehouse"), 204, request=transaction))
+    by_warm = warm.events_of(Exchange(warm, Capture(Route("transaction", "warehouse"), 204, request=transaction)))
+    by_cold = cold.events_of(Exchange(cold, Capture(Route("transaction", "warehouse"), 204, request=transaction)))
     run_id = str(snapshot_run_id(after.metadata["table-uuid"], new["snapshot-id"], new["timestamp-ms"]))
     assert [e.run.runId for e in by_commit + by_warm + by_cold] == [run_id] * 6
     assert [e.eventType.value for e in by_commit + by_warm + by_cold] == ["START", "COMPLETE"] * 3
@@ -92,7 +94,8 @@ def test_hook_tagged_snapshots_are_recorded_as_the_hooks_and_not_sent(bridge, tm
     assert run_id == str(snapshot_run_id(identity, snapshot.snapshot_id, snapshot.timestamp_ms))
     bridge.lineage.wait_idle()
     sent = [e for e in bridge.lineage.accepted_events() if e["outputs"][0]["name"].endswith("hooked/t")]
-    assert [e["job"]["name"] for e in sent] == ["hooked.t.catalog"]  # the CREATE; the snapshot is the hook's
+    # the CREATE run (START, COMPLETE); the snapshot is the hook's
+    assert [e["job"]["name"] for e in sent] == ["hooked.t.catalog"] * 2
 
 
 def test_deeper_depths_read_storage_with_the_proxys_own_properties_only(seaweed):
@@ -108,8 +111,9 @@ def test_deeper_depths_read_storage_with_the_proxys_own_properties_only(seaweed)
               "config": {"s3.access-key-id": "vended", "s3.secret-access-key": "vended-wrong-secret"}}
     deep = reporter(seaweed)
     deep.depth = "entries"
-    (start, event) = deep.events_of(Exchange(deep, Route("commit", "warehouse", ("deep",), "t"), 200,
-                                             request=json.dumps(change).encode(), response=json.dumps(answer).encode()))
+    (start, event) = deep.events_of(Exchange(deep, Capture(Route("commit", "warehouse", ("deep",), "t"), 200,
+                                                     request=json.dumps(change).encode(),
+                                                     response=json.dumps(answer).encode())))
     assert start.eventType.value == "START"
     validate_event(to_json(event))
     facets = json.loads(to_json(event))["outputs"][0]["facets"]

@@ -35,9 +35,9 @@ def test_planted_secrets_reach_no_output(seaweed, tmp_path):
         assert credentials.status_code == 200 and b"PLANTED-VENDED" in credentials.content  # passed through
         answers.append(catalog._session.get(proxy.uri + "/v1/warehouse/namespaces/planted/tables/nope").content)
         catalog.drop_table("planted.t")
-        # CREATE, two appends (START and COMPLETE each), DROP: the first refused, the rest spooled behind it
+        # CREATE, two appends, DROP (START and COMPLETE each): the first refused, the rest spooled behind it
         # (nothing overtakes)
-        assert wait_until(lambda: Spool.exists(proxy.spool_path) and Spool(proxy.spool_path).count() == 6)
+        assert wait_until(lambda: Spool.exists(proxy.spool_path) and Spool(proxy.spool_path).count() == 8)
         lineage.wait_idle()
     finally:
         proxy.stop()

@@ -76,5 +76,7 @@ def test_make_run_twice(tmp_path):
     commits = [(e["outputs"][0]["name"], e["outputs"][0]["facets"]["version"]["datasetVersion"])
                for e in events if e["job"]["facets"]["jobType"]["jobType"] == "COMMIT" and e["eventType"] == "COMPLETE"]
     starts = [e for e in events if e["eventType"] == "START" and e["job"]["name"].endswith(".pyiceberg")]
-    assert len(starts) == 3 + 1
+    assert len(starts) == 1 + 3 + 1  # the hooked table's CREATE run, then its snapshots' runs
+    scans = [e["eventType"] for e in events if e["job"]["name"] == "iceberg-lineage.scan"]
+    assert scans == ["START", "COMPLETE"] * 2  # each scan's own run
     assert len(commits) == 48 + 3 + 4 + 1 and len(set(commits)) == len(commits)

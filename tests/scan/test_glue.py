@@ -121,9 +121,9 @@ def test_a_directly_built_observed_glue_catalog_asks_sts_once_at_load(glue_prope
     events = [json.loads(line) for line in log.read_text().splitlines()]
     datasets = [d for e in events if e["eventType"] == "COMPLETE" for d in e["inputs"] + e["outputs"]]
     assert [(e["eventType"], e["job"]["name"]) for e in events] == [
-        ("COMPLETE", "sales.orders.pyiceberg"),  # the CREATE
-        *[("START", "sales.orders.pyiceberg"), ("COMPLETE", "sales.orders.pyiceberg")] * 2, ("COMPLETE", "sales.orders.scan")]
-    assert events[0]["outputs"][0]["facets"]["lifecycleStateChange"]["lifecycleStateChange"] == "CREATE"
+        *[("START", "sales.orders.pyiceberg"), ("COMPLETE", "sales.orders.pyiceberg")] * 3,  # the CREATE, 2 commits
+        ("START", "sales.orders.scan"), ("COMPLETE", "sales.orders.scan")]
+    assert events[1]["outputs"][0]["facets"]["lifecycleStateChange"]["lifecycleStateChange"] == "CREATE"
     assert len(datasets) == 4 and all(ARN in d["facets"]["symlinks"]["identifiers"] for d in datasets)
 
 

@@ -197,7 +197,8 @@ def test_dropped_table_gets_one_drop_only_in_scope(sql_catalog, state_path):
     assert sink.events == [] and out_of_scope.drops == 0
 
     summary, sink = run_scan(sql_catalog, state_path)
-    [drop] = sink.parsed
+    start, drop = sink.parsed  # its own run: START, COMPLETE
+    assert (start["eventType"], start["run"]["runId"]) == ("START", drop["run"]["runId"])
     validate_event(drop)
     assert lifecycle(drop) == "DROP" and summary.drops == 1
     assert drop["outputs"][0]["name"] == gone.location().removeprefix("file://")
@@ -210,7 +211,7 @@ def test_renamed_table_gets_rename_and_no_history_again(sql_catalog, state_path)
     sql_catalog.rename_table("db.old_name", "db.new_name")
 
     summary, sink = run_scan(sql_catalog, state_path)
-    [rename] = sink.parsed
+    [rename] = sink.terminal
     validate_event(rename)
     assert lifecycle(rename) == "RENAME" and summary.renames == 1 and summary.drops == 0
     assert rename["job"]["name"].startswith("db.new_name.")

@@ -121,8 +121,8 @@ def test_hook_events_and_logs_keep_no_secret(tmp_path, caplog):
     assert EMITTERS.flush_all(30)
     EMITTERS.shutdown()
     kinds = [json.loads(line)["job"]["name"] for line in events_file.read_text().splitlines()]
-    # CREATE, append (START, COMPLETE), ALTER, the schema alert's checks run (issue 18), scan
-    assert kinds == ["db.h.pyiceberg"] * 4 + ["db.h.checks", "db.h.scan"]
+    # CREATE, append, ALTER, the schema alert's checks run (issue 18), scan: START and COMPLETE each
+    assert kinds == ["db.h.pyiceberg"] * 6 + ["db.h.checks"] * 2 + ["db.h.scan"] * 2
     assert_no_leak_in_files(events_file)
     assert_no_leak(logs="\n".join(r.getMessage() for r in caplog.records), log_text=caplog.text)
 
@@ -130,7 +130,7 @@ def test_hook_events_and_logs_keep_no_secret(tmp_path, caplog):
 def test_scanner_dry_run_and_file_transport_keep_no_secret(tmp_path, catalog, pyiceberg_home):
     dry = run_cli("scan", "--catalog", "sec", "--dry-run", "--no-progress")
     assert dry.returncode == 0, dry.stderr
-    assert len(dry.stdout.splitlines()) == 2 * 2  # two runs, START and COMPLETE
+    assert len(dry.stdout.splitlines()) == 2 * 2 + 2  # two runs, START and COMPLETE, and the scan's own run
     assert_no_leak(stdout=dry.stdout, stderr=dry.stderr)
 
     events_file = tmp_path / "scan-events.jsonl"
@@ -149,7 +149,7 @@ def test_spooled_events_and_state_keep_no_secret(tmp_path, catalog, pyiceberg_ho
            "ICEBERG_LINEAGE__SPOOL__PATH": str(tmp_path / "spool")}
     done = run_cli("scan", "--catalog", "sec", "--no-progress", "--state", str(tmp_path / "state" / "s.db"), env=env)
     assert done.returncode == 0, done.stderr
-    assert "4 spooled" in done.stderr  # two runs, START and COMPLETE
+    assert "6 spooled" in done.stderr  # two runs, START and COMPLETE, and the scan's own run
     assert_no_leak(stdout=done.stdout, stderr=done.stderr)
     spool = assert_no_leak_in_files(tmp_path / "spool", tmp_path / "state")
     assert any(b"alice@" in data for data in spool.values())  # the events did reach the spool (bounds are on)

@@ -160,7 +160,8 @@ def test_scan_json_keeps_exact_names(hostile_catalog, tmp_path):
     result = CliRunner().invoke(main, ["scan", "--state", str(tmp_path / "state.db"), "--no-progress",
                                        "--table", "db.evil*"])
     assert result.exit_code == 0, result.output
-    [start, event] = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    # the table's run, within the scan's own run
+    [_, start, event, _] = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert start["eventType"] == "START"
     facets = event["outputs"][0]["facets"]
     assert [f["name"] for f in facets["schema"]["fields"]] == ["id", *HOSTILE]

@@ -11,6 +11,9 @@ from iceberg_lineage.lineage.facets.reports import (
     ENVIRONMENT_KEYS, commit_report_facet, commit_report_facet_of, input_statistics_facet, output_statistics_facet,
     scan_report_facet, scan_report_input_facets,
 )
+from iceberg_lineage.lineage.facets.scan import (
+    SCAN_KEY, IcebergLineageScanRunFacet, scan_summary_facet, scan_summary_schema,
+)
 from iceberg_lineage.lineage.facets.run import (
     EXTERNAL_QUERY_KEYS, external_query_facet, job_type_facet, processing_engine_facet,
 )
@@ -30,10 +33,12 @@ __all__ = [
     "ENVIRONMENT_KEYS",
     "EXTERNAL_QUERY_KEYS",
     "IcebergCommitReportOutputDatasetFacet",
+    "IcebergLineageScanRunFacet",
     "IcebergScanReportInputDatasetFacet",
     "IcebergTableStatisticsDatasetFacet",
     "LifecycleStateChange",
     "PRODUCER",
+    "SCAN_KEY",
     "SCAN_REPORT_KEY",
     "SOURCE",
     "STATIC_CATALOG_NAME",
@@ -58,6 +63,8 @@ __all__ = [
     "removes_data",
     "scan_report_facet",
     "scan_report_input_facets",
+    "scan_summary_facet",
+    "scan_summary_schema",
     "schema_change",
     "schema_facet",
     "snapshot_lifecycle",
