@@ -9,7 +9,9 @@ from typing import Any
 
 import click
 
-from iceberg_lineage.cli.common import EXIT_OK, EXIT_TABLE_FAILED, default_format, parse_relocate, run_guarded
+from iceberg_lineage.cli.common import (
+    EXIT_OK, EXIT_TABLE_FAILED, default_format, parse_relocate, profile_option, run_guarded,
+)
 from iceberg_lineage.errors import ConfigError
 from iceberg_lineage.printable import markup_safe, printable
 
@@ -27,14 +29,16 @@ from iceberg_lineage.printable import markup_safe, printable
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None,
               help="text (a table) is the default on a terminal, json (one object per assertion) otherwise.")
 @click.option("--relocate", multiple=True, metavar="OLD=NEW", help="Read files under OLD from NEW instead.")
+@profile_option
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
-def check_command(metadata, catalog, table, namespaces, snapshot, rules_file, emit, fmt, relocate, debug) -> None:
+def check_command(metadata, catalog, table, namespaces, snapshot, rules_file, emit, fmt, relocate, profile,
+                  debug) -> None:
     """Check tables against their rules, from metadata only: a gate for pipelines."""
 
     def body() -> int:
         from iceberg_lineage.config import load_settings
 
-        settings = load_settings()
+        settings = load_settings(flags={"consumer.profile": profile})
         config = _config(settings, rules_file)
         results = list(_results(metadata, catalog, table, namespaces, snapshot, relocate, settings, config))
         _print(results, fmt or default_format())

@@ -67,9 +67,11 @@ def _parents(schema: Schema) -> dict[int, int | None]:
     return out
 
 
-def schema_diff(old: Schema, new: Schema, format_version: int = 2) -> tuple[SchemaChange, ...]:
+def schema_diff(old: Schema, new: Schema, format_version: int = 2, *,
+                every_field: bool = False) -> tuple[SchemaChange, ...]:
     """Every change from ``old`` to ``new``, by field id, in field-id order (a field renamed and promoted gives
-    two changes)."""
+    two changes). ``every_field``: the ALTER facet's view instead of the rule's, where the children of an added or
+    removed struct are listed too, and a field whose full name changed (a renamed struct's children) is renamed."""
     before, after = old.by_id(), new.by_id()
     changes: list[SchemaChange] = []
     added = after.keys() - before.keys()
@@ -77,17 +79,17 @@ def schema_diff(old: Schema, new: Schema, format_version: int = 2) -> tuple[Sche
     new_parents, old_parents = _parents(new), _parents(old)
     for fid in sorted(added | removed | (before.keys() & after.keys())):
         if fid in added:
-            if new_parents[fid] not in added:
+            if every_field or new_parents[fid] not in added:
                 name, f = after[fid]
                 changes.append(SchemaChange("added", fid, name, f.type))
             continue
         if fid in removed:
-            if old_parents[fid] not in removed:
+            if every_field or old_parents[fid] not in removed:
                 name, f = before[fid]
                 changes.append(SchemaChange("removed", fid, name, f.type))
             continue
         (old_name, old_field), (name, f) = before[fid], after[fid]
-        if old_field.name != f.name:
+        if (old_name != name) if every_field else (old_field.name != f.name):
             changes.append(SchemaChange("renamed", fid, name, f.type, old_name=old_name))
         if old_field.type != f.type:
             kind: ChangeKind = "promoted" if is_promotion(old_field.type, f.type, format_version) else "type_changed"

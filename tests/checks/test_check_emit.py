@@ -63,3 +63,22 @@ def test_catalog_tables_as_their_own_runs(sql_catalog, monkeypatch):
         validate_event(event)
         assert [a["assertion"] for a in event["inputs"][0]["inputFacets"]["dataQualityAssertions"]["assertions"]] == [
             "row_count", "small_files", "delete_ratio", "equality_deletes", "snapshots", "manifests", "schema"]
+
+
+def test_the_profile_flag_shapes_the_checks_runs(sql_catalog, monkeypatch):
+    """``check --emit --profile atlan``: the runs in the job namespace of Atlan's connection (``consumer.connection``),
+    the flag beating the configuration's ``generic``."""
+    table = new_table(sql_catalog, "shaped")
+    table.append(rows(0, 3))
+    with LineageServer() as server:
+        monkeypatch.setenv("OPENLINEAGE_URL", server.url)
+        monkeypatch.setenv("ICEBERG_LINEAGE__CONSUMER__PROFILE", "generic")
+        monkeypatch.setenv("ICEBERG_LINEAGE__CONSUMER__CONNECTION", "atlan-conn")
+        result = CliRunner().invoke(main, ["check", "--metadata", table.metadata_location, "--emit",
+                                           "--format", "json", "--profile", "atlan"])
+        events = server.events()
+    assert result.exit_code == 0, result.output
+    assert [(e["eventType"], e["job"]["namespace"], e["job"]["name"]) for e in events] == [
+        ("START", "atlan-conn", "shaped.checks"), ("COMPLETE", "atlan-conn", "shaped.checks")]
+    for event in events:
+        validate_event(event)

@@ -9,9 +9,11 @@ import pyarrow as pa
 import pytest
 from pyiceberg.types import LongType, StringType
 
+from iceberg_lineage.lineage.facets import schema_change
 from iceberg_lineage.quality.evaluate import schema_assertions
 from iceberg_lineage.quality.rules import make_rule
 from iceberg_lineage.quality.schema import SchemaChange, is_promotion, schema_diff
+from iceberg_lineage.read.metadata import Field, Schema
 from iceberg_lineage.read.source import open_table
 from tests.support.checks import check, new_table, rows
 
@@ -102,8 +104,6 @@ def test_promotions(old, new, version, legal):
 
 
 def test_a_nested_struct_added_is_one_change():
-    from iceberg_lineage.read.metadata import Field, Schema
-
     old = Schema(0, (Field(1, "id", "long"),))
     new = Schema(1, (Field(1, "id", "long"), Field(2, "address", "struct", children=(Field(3, "city", "string"),))))
     assert schema_diff(old, new) == (SchemaChange("added", 2, "address", "struct"),)
@@ -111,3 +111,23 @@ def test_a_nested_struct_added_is_one_change():
     rule = make_rule("schema", {})
     [a] = schema_assertions(rule, new, new)
     assert (a.success, a.actual) == (True, "no change")
+
+
+def test_the_alter_facets_view_lists_every_field_and_every_full_name_that_moved():
+    """One diff serves the rule and the ALTER facet (``schema_change``): the facet lists a new struct's children
+    and, when a struct is renamed, each child whose full name changed; the rule reports the struct once."""
+    old = Schema(0, (Field(1, "id", "int"), Field(2, "addr", "struct", children=(Field(3, "city", "string"),))))
+    new = Schema(1, (Field(1, "id", "long"), Field(2, "address", "struct", children=(Field(3, "city", "string"),)),
+                     Field(4, "geo", "struct", children=(Field(5, "lat", "double"),))))
+    assert schema_diff(old, new) == (
+        SchemaChange("promoted", 1, "id", "long", old_name="id", old_type="int"),
+        SchemaChange("renamed", 2, "address", "struct", old_name="addr"),
+        SchemaChange("added", 4, "geo", "struct"))
+    assert schema_change(old, new) == {
+        "fromSchemaId": 0, "toSchemaId": 1,
+        "added": [{"fieldId": 4, "name": "geo", "type": "struct"}, {"fieldId": 5, "name": "geo.lat", "type": "double"}],
+        "dropped": [],
+        "renamed": [{"fieldId": 2, "from": "addr", "to": "address"}, {"fieldId": 3, "from": "addr.city",
+                                                                       "to": "address.city"}],
+        "typeChanged": [{"fieldId": 1, "name": "id", "from": "int", "to": "long"}]}
+    assert schema_change(new, new) is None

@@ -21,7 +21,8 @@ from openlineage.client.generated.base import DatasetFacet
 
 from iceberg_lineage._version import __version__
 from iceberg_lineage.lineage.facets.common import PRODUCED, iso_time, ms_to_datetime
-from iceberg_lineage.read.metadata import Field, Schema
+from iceberg_lineage.quality.schema import SchemaChange, schema_diff
+from iceberg_lineage.read.metadata import Schema
 from iceberg_lineage.stats.forms import CAMEL, as_json
 from iceberg_lineage.stats.model import ColumnStats, SnapshotStats
 
@@ -145,31 +146,25 @@ def data_quality_input_facet(
 
 
 def schema_change(old: Schema, new: Schema) -> dict[str, Any] | None:
-    """Added, dropped, renamed and retyped fields between two schemas, matched by field id; ``None`` if equal."""
-    before, after = old.by_id(), new.by_id()
-
-    def ref(fid: int, entry: tuple[str, Field]) -> dict[str, Any]:
-        return {"fieldId": fid, "name": entry[0], "type": entry[1].type}
-
-    added = [ref(fid, after[fid]) for fid in sorted(after.keys() - before.keys())]
-    dropped = [ref(fid, before[fid]) for fid in sorted(before.keys() - after.keys())]
-    common = sorted(before.keys() & after.keys())
-    renamed = [{"fieldId": f, "from": before[f][0], "to": after[f][0]} for f in common if before[f][0] != after[f][0]]
-    retyped = [
-        {"fieldId": f, "name": after[f][0], "from": before[f][1].type, "to": after[f][1].type}
-        for f in common
-        if before[f][1].type != after[f][1].type
-    ]
-    if not (added or dropped or renamed or retyped):
+    """Added, dropped, renamed and retyped fields between two schemas, matched by field id (every field, nested ones
+    too: :func:`~iceberg_lineage.quality.schema.schema_diff`'s ``every_field`` view); ``None`` if equal."""
+    changes = schema_diff(old, new, every_field=True)
+    if not changes:
         return None
-    return {
-        "fromSchemaId": old.schema_id,
-        "toSchemaId": new.schema_id,
-        "added": added,
-        "dropped": dropped,
-        "renamed": renamed,
-        "typeChanged": retyped or None,
-    }
+
+    def of(*kinds: str) -> list[dict[str, Any]]:
+        return [_change_json(c) for c in changes if c.kind in kinds]
+
+    return {"fromSchemaId": old.schema_id, "toSchemaId": new.schema_id, "added": of("added"),
+            "dropped": of("removed"), "renamed": of("renamed"), "typeChanged": of("type_changed", "promoted") or None}
+
+
+def _change_json(change: SchemaChange) -> dict[str, Any]:
+    if change.kind in ("added", "removed"):
+        return {"fieldId": change.field_id, "name": change.name, "type": change.type}
+    if change.kind == "renamed":
+        return {"fieldId": change.field_id, "from": change.old_name, "to": change.name}
+    return {"fieldId": change.field_id, "name": change.name, "from": change.old_type, "to": change.type}
 
 
 def _figures(stats: SnapshotStats) -> tuple[dict[str, Any], dict[str, str]]:
