@@ -226,7 +226,11 @@ def start_event(terminal: RunEvent) -> RunEvent:
 def started(terminal: RunEvent, settings: Settings) -> list[RunEvent]:
     """A run we start, as it is sent: its START (:func:`start_event`, unless ``events.start_events`` is off), then
     its terminal event. Both are deterministic where the run is, so a re-sent pair is identical to the first."""
-    return [start_event(terminal), terminal] if settings.events_start_events else [terminal]
+    return _paired(terminal, settings.events_start_events)
+
+
+def _paired(terminal: RunEvent, start: bool) -> list[RunEvent]:
+    return [start_event(terminal), terminal] if start else [terminal]
 
 
 def all_started(terminals: Iterable[RunEvent], settings: Settings) -> list[RunEvent]:
@@ -245,7 +249,7 @@ def owned_run_events(event: RunEvent, owner: Ownership, *, start: bool = True) -
     if owner.owner == "snapshot":
         job = Job(namespace=owner.job_namespace, name=owner.job_name, facets=event.job.facets)
         complete = attr.evolve(event, run=Run(runId=owner.run_id, facets=event.run.facets), job=job)
-        return [start_event(complete), complete] if start else [complete]
+        return _paired(complete, start)
     return [RunEvent(
         eventType=RunState.OTHER,
         eventTime=event.eventTime,

@@ -11,13 +11,12 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from iceberg_lineage.delivery.emitter import FailureLog
 from iceberg_lineage.proxy.routes import Route
-from iceberg_lineage.proxy.tables import Key, OwnCatalog, cache_key
+from iceberg_lineage.proxy.tables import LruCache, OwnCatalog, cache_key
 
 LOG = logging.getLogger(__name__)
 log_once = FailureLog(LOG)
@@ -45,8 +44,8 @@ class CaptureQueue:
 
     def __init__(self, channel: Any, own: OwnCatalog, known_tables: int) -> None:
         self.channel, self.own = channel, own
-        self.known_tables = known_tables
-        self._sent: OrderedDict[Key, None] = OrderedDict()
+        #: tables whose metadata went to the lineage process (the event loop and a drop's load thread both add)
+        self._sent: LruCache[bool] = LruCache(known_tables)
         self.left_out = 0
 
     def submit(self, capture: Capture) -> None:
@@ -80,12 +79,9 @@ class CaptureQueue:
             return
         key = cache_key(route.prefix, route.identifier)
         if route.kind == "drop":
-            self._sent.pop(key, None)
+            self._sent.pop(key)
         elif route.kind in ("load", "commit"):
-            self._sent[key] = None
-            self._sent.move_to_end(key)
-            while len(self._sent) > self.known_tables:
-                self._sent.popitem(last=False)
+            self._sent.put(key, True)
 
     def close(self, timeout_s: float) -> None:
         """At a serving process's end: what it queued reaches the pipe, then the end mark."""

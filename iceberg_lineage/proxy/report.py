@@ -31,7 +31,7 @@ from iceberg_lineage.proxy.applications import ApplicationTracker
 from iceberg_lineage.proxy.capture import Capture
 from iceberg_lineage.proxy.forward import decoded
 from iceberg_lineage.proxy.routes import Route
-from iceberg_lineage.proxy.tables import Key, Known, MetadataCache, OwnCatalog, cache_key
+from iceberg_lineage.proxy.tables import Key, Known, LruCache, OwnCatalog, cache_key
 from iceberg_lineage.read.rest import added_snapshot_ids, alters, apply_updates, creates, rest_table
 from iceberg_lineage.read.source import LoadedTable
 from iceberg_lineage.state.bridge import BridgedSnapshot, BridgeState
@@ -69,7 +69,7 @@ class Reporter:
         self.emitter, self.settings, self.depth = emitter, settings, depth
         self.upstream, self.public_uri = upstream, public_uri
         self.io_properties = dict(io_properties)
-        self.cache = MetadataCache(cache_size or settings.proxy_cache_tables)
+        self.cache: LruCache[Known] = LruCache(cache_size or settings.proxy_cache_tables)
         self.own = OwnCatalog(upstream, io_properties)
         self.state = state
         #: engine applications and commit reports (issue 16); set by the lineage process

@@ -1,4 +1,4 @@
-"""What the bridge knows of a table's metadata: the last metadata relayed per table (:class:`MetadataCache`), and
+"""What the bridge knows of a table's metadata: the last metadata relayed per table (an :class:`LruCache`), and
 one load with the bridge's own credentials (:class:`OwnCatalog`) where nothing was relayed. Both ends use them: the
 lineage process builds events from the cache; a serving process loads a table before relaying its drop."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Generic, Mapping, Sequence, TypeVar
 
 from iceberg_lineage.delivery.emitter import FailureLog
 
@@ -16,6 +16,7 @@ LOG = logging.getLogger(__name__)
 log_once = FailureLog(LOG)
 
 Key = tuple  # (prefix, *namespace, table)
+V = TypeVar("V")
 
 
 def cache_key(prefix: str | None, identifier: Sequence[str]) -> Key:
@@ -34,29 +35,30 @@ class Known:
         return json.dumps({"metadata-location": self.metadata_location, "metadata": self.metadata}).encode()
 
 
-class MetadataCache:
-    """The last metadata relayed per table, LRU, at most ``size`` tables; thread-safe."""
+class LruCache(Generic[V]):
+    """Per table, the latest value (the lineage process: its metadata as last relayed; a serving process: that it
+    sent it), at most ``size`` tables, the least recently used first out; thread-safe."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self._lock = threading.Lock()
-        self._entries: OrderedDict[Key, Known] = OrderedDict()
+        self._entries: OrderedDict[Key, V] = OrderedDict()
 
-    def get(self, key: Key) -> Known | None:
+    def get(self, key: Key) -> V | None:
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
                 self._entries.move_to_end(key)
             return entry
 
-    def put(self, key: Key, entry: Known) -> None:
+    def put(self, key: Key, entry: V) -> None:
         with self._lock:
             self._entries[key] = entry
             self._entries.move_to_end(key)
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
 
-    def pop(self, key: Key) -> Known | None:
+    def pop(self, key: Key) -> V | None:
         with self._lock:
             return self._entries.pop(key, None)
 

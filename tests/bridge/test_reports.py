@@ -30,6 +30,22 @@ def java_report(report: dict, seaweed) -> tuple[int, bytes]:
     return json.dumps(report).encode(), {"Authorization": f"Bearer {token}"}
 
 
+def faults_table(bridge, proxy, name: str):
+    """``faults.<name>`` created through ``proxy``, with one append."""
+    catalog = bridge.seaweed.catalog("faults", uri=proxy.uri)
+    catalog.create_namespace_if_not_exists("faults")
+    table = catalog.create_table(f"faults.{name}", ROWS.schema)
+    table.append(ROWS)
+    return table
+
+
+def spark_scan(bridge, table, app_id: str) -> tuple[str, bytes, dict[str, str]]:
+    """The application run's id, and a scan report of ``table`` by Spark application ``app_id`` as Java posts it."""
+    app = {"engine-name": "spark", "engine-version": "3.5.9", "app-id": app_id}
+    body, headers = java_report(scan_report(table.metadata.current_snapshot_id, metadata=app), bridge.seaweed)
+    return application_run_id("spark", app_id), body, headers
+
+
 def test_pyiceberg_scans_reported_through_the_proxy_become_scan_runs(bridge):
     import scan_reporters
     from scan_reporters.reporters.rest import RestMetricsReporter
@@ -64,11 +80,7 @@ def test_pyiceberg_scans_reported_through_the_proxy_become_scan_runs(bridge):
 
 def test_a_late_commit_report_is_an_other_event_of_the_snapshot_run(bridge):
     proxy = bridge.start(wait_s=0.3, idle_s=1.0)
-    catalog = bridge.seaweed.catalog("faults", uri=proxy.uri)
-    catalog.create_namespace_if_not_exists("faults")
-    table = catalog.create_table("faults.late", ROWS.schema)
-    table.append(ROWS)
-    md = table.metadata
+    md = faults_table(bridge, proxy, "late").metadata
     snap = md.snapshots[-1]
     run_id = str(snapshot_run_id(str(md.table_uuid), snap.snapshot_id, snap.timestamp_ms))
     completed = bridge.events(lambda evs: any(e["eventType"] == "COMPLETE" for e in run_of(evs, run_id)))
@@ -84,14 +96,7 @@ def test_a_late_commit_report_is_an_other_event_of_the_snapshot_run(bridge):
 
 def test_an_idle_application_completes_and_later_activity_is_other_never_a_second_start(bridge):
     proxy = bridge.start(wait_s=0.3, idle_s=1.0)
-    catalog = bridge.seaweed.catalog("faults", uri=proxy.uri)
-    catalog.create_namespace_if_not_exists("faults")
-    table = catalog.create_table("faults.idle", ROWS.schema)
-    table.append(ROWS)
-    sid = table.metadata.current_snapshot_id
-    app = {"engine-name": "spark", "engine-version": "3.5.9", "app-id": "local-idle-1"}
-    run_id = application_run_id("spark", "local-idle-1")
-    body, headers = java_report(scan_report(sid, metadata=app), bridge.seaweed)
+    run_id, body, headers = spark_scan(bridge, faults_table(bridge, proxy, "idle"), "local-idle-1")
     assert post(metrics_url(proxy, "idle"), body, headers)[0] == 204
     bridge.events(lambda evs: any(e["eventType"] == "COMPLETE" for e in run_of(evs, run_id)))
     assert post(metrics_url(proxy, "idle"), body, headers)[0] == 204
@@ -102,13 +107,7 @@ def test_an_idle_application_completes_and_later_activity_is_other_never_a_secon
 
 def test_a_restart_after_a_kill_completes_the_open_application_run(bridge):
     proxy = bridge.start(wait_s=0.3, idle_s=300)
-    catalog = bridge.seaweed.catalog("faults", uri=proxy.uri)
-    catalog.create_namespace_if_not_exists("faults")
-    table = catalog.create_table("faults.restart", ROWS.schema)
-    table.append(ROWS)
-    app = {"engine-name": "spark", "engine-version": "3.5.9", "app-id": "local-restart-1"}
-    run_id = application_run_id("spark", "local-restart-1")
-    body, headers = java_report(scan_report(table.metadata.current_snapshot_id, metadata=app), bridge.seaweed)
+    run_id, body, headers = spark_scan(bridge, faults_table(bridge, proxy, "restart"), "local-restart-1")
     assert post(metrics_url(proxy, "restart"), body, headers)[0] == 204
     bridge.events(lambda evs: len(run_of(evs, run_id)) == 2)
     proxy.kill()
@@ -120,13 +119,7 @@ def test_a_restart_after_a_kill_completes_the_open_application_run(bridge):
 
 def test_two_workers_share_one_application_run(bridge):
     proxy = bridge.start("--workers", "2", wait_s=0.3, idle_s=300)
-    catalog = bridge.seaweed.catalog("faults", uri=proxy.uri)
-    catalog.create_namespace_if_not_exists("faults")
-    table = catalog.create_table("faults.workers", ROWS.schema)
-    table.append(ROWS)
-    app = {"engine-name": "spark", "engine-version": "3.5.9", "app-id": "local-workers-1"}
-    run_id = application_run_id("spark", "local-workers-1")
-    body, headers = java_report(scan_report(table.metadata.current_snapshot_id, metadata=app), bridge.seaweed)
+    run_id, body, headers = spark_scan(bridge, faults_table(bridge, proxy, "workers"), "local-workers-1")
     for _ in range(12):  # one connection each: the kernel spreads them over both workers
         assert post(metrics_url(proxy, "workers"), body, headers)[0] == 204
     bridge.events(lambda evs: len(run_of(evs, run_id)) == 13)

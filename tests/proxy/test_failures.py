@@ -42,19 +42,25 @@ def test_upstream_down_is_503_and_nothing_is_emitted(tmp_path):
         assert lineage.requests == []
 
 
-def test_upstream_dropping_the_connection_after_a_commit_is_502(tmp_path):
-    server, url = hang_up_server()
+def commit_to(server, url: str, tmp_path, **env: str) -> tuple[int, bytes, list]:
+    """One commit through a proxy in front of a failing upstream ``server``: the answer, and what reached the
+    lineage server."""
     with LineageServer() as lineage:
-        proxy = start_proxy(url, tmp_path, lineage.url)
+        proxy = start_proxy(url, tmp_path, lineage.url, **env)
         try:
             status, body = post(proxy.uri + COMMIT, BODY)
         finally:
             proxy.stop()
             server.close()
-        assert status == 502
-        assert error_of(body)["type"] == "CommitStateUnknownException"
-        assert error_of(body)["code"] == 502
-        assert lineage.requests == []
+        return status, body, lineage.requests
+
+
+def test_upstream_dropping_the_connection_after_a_commit_is_502(tmp_path):
+    status, body, emitted = commit_to(*hang_up_server(), tmp_path)
+    assert status == 502
+    assert error_of(body)["type"] == "CommitStateUnknownException"
+    assert error_of(body)["code"] == 502
+    assert emitted == []
 
 
 def test_an_answer_that_breaks_off_reaches_the_engine_cut_never_complete(tmp_path):
@@ -77,18 +83,12 @@ def test_an_answer_that_breaks_off_reaches_the_engine_cut_never_complete(tmp_pat
 
 
 def test_upstream_silent_after_a_commit_is_504(tmp_path):
-    server, url = hang_up_server(delay=5.0)
-    with LineageServer() as lineage:
-        proxy = start_proxy(url, tmp_path, lineage.url, ICEBERG_LINEAGE__PROXY__UPSTREAM_TIMEOUT_S="0.5")
-        try:
-            status, body = post(proxy.uri + COMMIT, BODY)
-        finally:
-            proxy.stop()
-            server.close()
-        assert status == 504
-        assert error_of(body) == {"message": "the upstream catalog did not answer in time; the request's outcome "
-                                             "is unknown", "type": "CommitStateUnknownException", "code": 504}
-        assert lineage.requests == []
+    status, body, emitted = commit_to(*hang_up_server(delay=5.0), tmp_path,
+                                      ICEBERG_LINEAGE__PROXY__UPSTREAM_TIMEOUT_S="0.5")
+    assert status == 504
+    assert error_of(body) == {"message": "the upstream catalog did not answer in time; the request's outcome "
+                                         "is unknown", "type": "CommitStateUnknownException", "code": 504}
+    assert emitted == []
 
 
 def dead_transport(port: int) -> dict[str, str]:
