@@ -118,6 +118,7 @@ class Settings:
     proxy_cache_tables: int = DEFAULT_PROXY_CACHE_TABLES
     proxy_connect_timeout_s: float = 10.0
     proxy_upstream_timeout_s: float = 300.0
+    proxy_own_load_timeout_s: float = 10.0
     #: REST bridge: seconds a commit's COMPLETE waits for the engine's commit report, and seconds without activity
     #: after which an engine application's run completes (``--run-idle-timeout``).
     proxy_report_wait_s: float = 2.0
@@ -171,6 +172,7 @@ KEYS: dict[str, str] = {
     "proxy.cache_tables": "proxy_cache_tables",
     "proxy.connect_timeout_s": "proxy_connect_timeout_s",
     "proxy.upstream_timeout_s": "proxy_upstream_timeout_s",
+    "proxy.own_load_timeout_s": "proxy_own_load_timeout_s",
     "proxy.report_wait_s": "proxy_report_wait_s",
     "proxy.run_idle_timeout_s": "proxy_run_idle_timeout_s",
     "checks": "checks",
@@ -251,7 +253,7 @@ def _validate(s: Settings) -> Settings:
     if s.proxy_max_body_bytes < 0 or s.proxy_cache_tables < 0:
         raise ConfigError("proxy.max_body_bytes and proxy.cache_tables must not be negative")
     for key in ("scan.delivery_deadline_s", "scan.table_timeout_s", "proxy.connect_timeout_s",
-                "proxy.upstream_timeout_s", "proxy.run_idle_timeout_s"):
+                "proxy.upstream_timeout_s", "proxy.own_load_timeout_s", "proxy.run_idle_timeout_s"):
         if not getattr(s, KEYS[key]) > 0:  # also refuses NaN
             raise ConfigError(f"{key} must be a positive number of seconds")
     if not s.proxy_report_wait_s >= 0:

@@ -1,18 +1,17 @@
-"""The bridge's aiohttp application, run by each serving process: every request passes through to the upstream
+"""The proxy's aiohttp application, run by each serving process: every request passes through to the upstream
 catalog; the accepted ones lineage reads (``/metrics`` reports included) leave as a
-:class:`~iceberg_lineage.proxy.capture.Capture` for the lineage process once their answer went out."""
+:class:`~iceberg_lineage.proxy.capture.Capture` for the lineage process once the upstream's answer came whole."""
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import AsyncIterator, Mapping
 
 import aiohttp
 from aiohttp import web
 
 from iceberg_lineage.config import Settings
-from iceberg_lineage.proxy.capture import Capture, CaptureQueue, log_once
+from iceberg_lineage.proxy.capture import Capture, CaptureQueue
 from iceberg_lineage.proxy.forward import Tee, UpstreamError, config_response, error_response, relay, send
 from iceberg_lineage.proxy.metrics import MetricsSupport, handle_metrics
 from iceberg_lineage.proxy.routes import METRICS_ENDPOINT, REQUEST_PARSED, RESPONSE_PARSED, Route, classify
@@ -48,24 +47,26 @@ def make_app(options: ProxyOptions, settings: Settings, captures: CaptureQueue) 
     limit = settings.proxy_max_body_bytes
     metrics = MetricsSupport(METRICS_ENDPOINT)
 
-    async def start(app: web.Application) -> None:
+    async def client_session(app: web.Application) -> AsyncIterator[None]:
+        """The upstream client's lifetime is the application's."""
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=settings.proxy_connect_timeout_s,
                                         sock_read=settings.proxy_upstream_timeout_s)
-        app[SESSION] = aiohttp.ClientSession(timeout=timeout, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
-                                             connector=aiohttp.TCPConnector(limit=0, enable_cleanup_closed=True))
-
-    async def stop(app: web.Application) -> None:
-        await app[SESSION].close()
+        async with aiohttp.ClientSession(timeout=timeout, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
+                                         connector=aiohttp.TCPConnector(limit=0, enable_cleanup_closed=True)) as session:
+            app[SESSION] = session
+            yield
 
     async def handle(request: web.Request) -> web.StreamResponse:
         route = classify(request.method, request.rel_url.raw_path)
         if route.kind == "metrics":
-            def accepted(body: bytes) -> None:  # built into events in the lineage process
-                captures.submit(Capture(route, 204, request=body))
+            def accepted(body: bytes | None) -> None:  # decoded and built into events in the lineage process
+                if body is not None:
+                    captures.submit(Capture(route, 204, request=body,
+                                            request_encoding=request.headers.get("Content-Encoding")))
 
             return await handle_metrics(request, request.app[SESSION], upstream, metrics, limit, accepted)
-        if route.kind == "drop":
-            await _known_before_drop(captures, route, settings)
+        if route.kind == "drop" and route.identifier is not None:
+            await captures.ensure_known(route.prefix, route.identifier)
         sent = Tee(limit) if route.kind in REQUEST_PARSED else None
         received = Tee(limit) if route.kind in RESPONSE_PARSED else None
         try:
@@ -82,8 +83,7 @@ def make_app(options: ProxyOptions, settings: Settings, captures: CaptureQueue) 
         return response
 
     app = web.Application()
-    app.on_startup.append(start)
-    app.on_cleanup.append(stop)
+    app.cleanup_ctx.append(client_session)
     app.router.add_route("*", "/{tail:.*}", handle)
     return app
 
@@ -101,15 +101,3 @@ def _capture(captures: CaptureQueue, route: Route, answer: aiohttp.ClientRespons
         response=received.body() if received is not None else None,
         response_encoding=answer.headers.get("Content-Encoding"),
     ))
-
-
-async def _known_before_drop(captures: CaptureQueue, route: Route, settings: Settings) -> None:
-    """A DROP event needs the table's metadata, which a drop's answer does not carry: unless this process sent it,
-    one load with the bridge's own credentials first (bounded; the drop goes on whatever happens)."""
-    if route.identifier is None or captures.knows(route.prefix, route.identifier):
-        return
-    try:
-        await asyncio.wait_for(asyncio.to_thread(captures.ensure_known, route.prefix, route.identifier),
-                               settings.proxy_upstream_timeout_s)
-    except Exception as exc:  # noqa: BLE001 - lineage never changes a response
-        log_once("loading a table before its drop", exc)

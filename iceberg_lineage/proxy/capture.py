@@ -1,13 +1,16 @@
-"""The serving processes' end of the bridge's lineage: what a relayed request leaves behind is a :class:`Capture`
-(the route, the status and bounded copies of the bodies lineage reads), put on a bounded queue to the lineage
-process, which parses, builds and delivers. A serving process never parses a body, builds an event or waits on
-delivery, so lineage costs a request one queue put (the feeder thread pickles and writes the pipe).
+"""The serving processes' end of the proxy's lineage: what a relayed request leaves behind is a :class:`Capture`
+(the route, the status and bounded copies of the bodies lineage reads, still encoded), put on a bounded queue to the
+lineage process, which decodes, parses, builds and delivers. A serving process reads only what relaying needs (the
+``/v1/config`` answer it rewrites), loads a table before relaying its drop when it never sent that table's metadata
+(on the loader's own threads, bounded), and never builds an event or waits on delivery: lineage costs a request one
+queue put (the feeder thread pickles and writes the pipe).
 
 A full queue means the lineage process stopped reading; the capture is then left out with a warning (the
 scanner's catch-up reports the snapshots of such commits, with the same runIds), never waited for.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import queue
 import threading
@@ -16,7 +19,7 @@ from typing import Any, Sequence
 
 from iceberg_lineage.delivery.emitter import FailureLog
 from iceberg_lineage.proxy.routes import Route
-from iceberg_lineage.proxy.tables import LruCache, OwnCatalog, cache_key
+from iceberg_lineage.proxy.tables import LruCache, TableLoader, cache_key
 
 LOG = logging.getLogger(__name__)
 log_once = FailureLog(LOG)
@@ -27,7 +30,7 @@ CLOSED = None
 
 @dataclass(frozen=True)
 class Capture:
-    """One request the upstream (or, for ``/metrics``, the bridge in its place) accepted, as relayed; a body is
+    """One request the upstream (or, for ``/metrics``, the proxy in its place) accepted, as relayed; a body is
     ``None`` when it was not read."""
 
     route: Route
@@ -42,8 +45,8 @@ class CaptureQueue:
     """A serving process's channel to the lineage process (a ``multiprocessing`` queue bounded by the emitter's
     queue size), and the tables whose metadata it sent, so that a drop of one of them needs no load first."""
 
-    def __init__(self, channel: Any, own: OwnCatalog, known_tables: int) -> None:
-        self.channel, self.own = channel, own
+    def __init__(self, channel: Any, loader: TableLoader, known_tables: int) -> None:
+        self.channel, self.loader = channel, loader
         #: tables whose metadata went to the lineage process (the event loop and a drop's load thread both add)
         self._sent: LruCache[bool] = LruCache(known_tables)
         self.left_out = 0
@@ -64,15 +67,20 @@ class CaptureQueue:
     def knows(self, prefix: str | None, identifier: Sequence[str]) -> bool:
         return cache_key(prefix, identifier) in self._sent
 
-    def ensure_known(self, prefix: str | None, identifier: Sequence[str]) -> None:
-        """Before a drop is relayed: a table whose metadata this process never sent is loaded with the bridge's own
-        credentials, and its metadata sent as a load would be (blocking: run it on a thread)."""
+    async def ensure_known(self, prefix: str | None, identifier: Sequence[str]) -> None:
+        """Before a drop is relayed: a table whose metadata this process never sent is loaded with the proxy's own
+        credentials (on the loader's threads, waited for at most its timeout), and its metadata sent as a load
+        would be."""
         if self.knows(prefix, identifier):
             return
-        known = self.own.load(identifier)
-        if known is not None:
+        try:
+            loaded = await asyncio.wait_for(asyncio.wrap_future(self.loader.submit(identifier)), self.loader.timeout_s)
+        except Exception as exc:  # noqa: BLE001 - lineage never changes a response; the drop goes on
+            log_once("loading a table before its drop", exc)
+            return
+        if loaded is not None:
             route = Route("load", prefix, tuple(identifier[:-1]), identifier[-1])
-            self.submit(Capture(route, 200, response=known.load_result()))
+            self.submit(Capture(route, 200, response=loaded.body()))
 
     def _note(self, route: Route) -> None:
         if route.identifier is None:

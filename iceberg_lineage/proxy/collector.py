@@ -1,8 +1,8 @@
-"""The lineage process's end of the bridge: one reader thread per serving process takes its captures, in the order
-that process relayed them, and hands them to the :class:`~iceberg_lineage.proxy.report.Reporter` (relayed
-requests) or its :class:`~iceberg_lineage.proxy.applications.ApplicationTracker` (``/metrics`` reports) as records
-for the emitter, whose thread builds and delivers. Parsing, building and delivery all happen here, in a process
-that serves no request, so they never take the serving processes' CPU or their interpreter lock.
+"""The lineage process's end of the proxy: one reader thread per serving process takes its captures, in the order
+that process relayed them, and hands each to the :class:`~iceberg_lineage.proxy.interpreter.Interpreter`, which
+builds its events on that thread (and hands them on to the tracker, then the emitter, which delivers). Parsing,
+building and delivery all happen here, in a process that serves no request, so they never take the serving
+processes' CPU or their interpreter lock.
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import time
 from typing import Any, Callable, Sequence
 
 from iceberg_lineage.delivery.emitter import FailureLog
-from iceberg_lineage.proxy.capture import CLOSED, Capture
-from iceberg_lineage.proxy.report import Exchange, Reporter
+from iceberg_lineage.proxy.capture import CLOSED
+from iceberg_lineage.proxy.interpreter import Interpreter
 
 LOG = logging.getLogger(__name__)
 log_once = FailureLog(LOG)
@@ -26,8 +26,8 @@ POLL_S = 0.5
 class Collector:
     """Reads ``channels`` (one per serving process; ``alive(i)`` says whether channel ``i``'s process runs)."""
 
-    def __init__(self, reporter: Reporter, channels: Sequence[Any], alive: Callable[[int], bool]) -> None:
-        self.reporter, self.channels, self.alive = reporter, list(channels), alive
+    def __init__(self, interpreter: Interpreter, channels: Sequence[Any], alive: Callable[[int], bool]) -> None:
+        self.interpreter, self.channels, self.alive = interpreter, list(channels), alive
         self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
@@ -50,15 +50,7 @@ class Collector:
                 return
             if capture is CLOSED:
                 return
-            self.dispatch(capture)
-
-    def dispatch(self, capture: Capture) -> None:
-        route, reporter = capture.route, self.reporter
-        if route.kind == "metrics":
-            if reporter.tracker is not None and route.identifier is not None and capture.request is not None:
-                reporter.submit(reporter.tracker.capture(route.prefix, route.identifier, capture.request))
-            return
-        reporter.submit(Exchange(reporter, capture))
+            self.interpreter.interpret(capture)
 
     def join(self, timeout_s: float) -> bool:
         """Wait until every channel ended (its end mark, or its process gone); whether all did in time."""

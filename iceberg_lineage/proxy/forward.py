@@ -13,7 +13,7 @@ import asyncio
 import json
 import logging
 import zlib
-from typing import AsyncIterator, Callable, Mapping
+from typing import AsyncIterator, Awaitable, Callable, Mapping
 
 import aiohttp
 from aiohttp import web
@@ -104,13 +104,14 @@ async def send(session: aiohttp.ClientSession, upstream: str, request: web.Reque
 async def relay(request: web.Request, upstream: aiohttp.ClientResponse,
                 tee: Tee | None) -> tuple[web.StreamResponse, bool]:
     """The upstream's answer streamed back as it came: status, reason, end-to-end headers, body; and whether it
-    came whole."""
+    came whole from the upstream. A client that went away meanwhile does not stop the read: the request took
+    effect upstream (a commit landed), so its answer is still read to the end for lineage."""
     response = web.StreamResponse(status=upstream.status, reason=upstream.reason,
                                   headers=forwarded_headers(upstream.headers))
-    await response.prepare(request)
+    client = await _to_client(response.prepare(request))
     try:
         async for chunk in _streamed(upstream.content, tee):
-            await response.write(chunk)
+            client = client and await _to_client(response.write(chunk))
     except (aiohttp.ClientError, asyncio.TimeoutError):
         # the head is out: the engine can only see a cut connection, never a body that looks complete
         LOG.warning("iceberg-lineage proxy: the upstream catalog's answer broke off; connection closed")
@@ -118,8 +119,18 @@ async def relay(request: web.Request, upstream: aiohttp.ClientResponse,
             request.transport.close()
         response.force_close()
         return response, False
-    await response.write_eof()
+    if client:
+        await _to_client(response.write_eof())
     return response, True
+
+
+async def _to_client(writing: Awaitable[object]) -> bool:
+    """Whether a write reached the client's connection (False once the client closed it)."""
+    try:
+        await writing
+    except ConnectionResetError:  # aiohttp: "Cannot write to closing transport"
+        return False
+    return True
 
 
 def decoded(body: bytes, encoding: str | None, limit: int) -> bytes:
@@ -141,9 +152,9 @@ def decoded(body: bytes, encoding: str | None, limit: int) -> bytes:
 async def config_response(request: web.Request, upstream: aiohttp.ClientResponse, public_uri: str,
                           endpoint: str, limit: int,
                           seen: Callable[[dict], None] | None = None) -> web.StreamResponse:
-    """``/v1/config`` with an override ``uri`` pointed at the bridge, and ``endpoint`` listed when the answer lists
+    """``/v1/config`` with an override ``uri`` pointed at the proxy, and ``endpoint`` listed when the answer lists
     endpoints; any answer that is not such a JSON object passes unchanged."""
-    body = await upstream.content.read(limit + 1)
+    body = await _head(upstream.content, limit)
     headers = forwarded_headers(upstream.headers)
     try:
         if upstream.status != 200 or len(body) > limit:
@@ -161,6 +172,18 @@ async def config_response(request: web.Request, upstream: aiohttp.ClientResponse
     for name in ("Content-Length", "Content-Encoding"):
         headers.popall(name, None)
     return web.Response(status=200, headers=headers, body=json.dumps(config).encode())
+
+
+async def _head(content: aiohttp.StreamReader, limit: int) -> bytes:
+    """The body to its end, or its first bytes past ``limit`` (``read(n)`` returns only what has arrived yet)."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in content.iter_chunked(_CHUNK):
+        parts.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            break
+    return b"".join(parts)
 
 
 def rewrite_config(config: dict, public_uri: str, endpoint: str) -> None:

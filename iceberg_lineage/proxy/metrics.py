@@ -1,11 +1,11 @@
 """``POST /v1/{prefix}/namespaces/{ns}/tables/{table}/metrics``: the scan and commit reports engines post (Iceberg
-Java's ``RESTMetricsReporter`` does whenever ``/v1/config`` lists the endpoint, which the bridge makes sure of).
+Java's ``RESTMetricsReporter`` does whenever ``/v1/config`` lists the endpoint, which the proxy makes sure of).
 
 The report is forwarded upstream and the engine gets the upstream's answer; a 404 is the spec's NoSuchTable and
-passes on. Only an upstream that does not implement the endpoint gets the bridge's own 204: it answered 405, 406 or
+passes on. Only an upstream that does not implement the endpoint gets the proxy's own 204: it answered 405, 406 or
 501 (``UnsupportedOperationException``), or its ``/v1/config`` listed ``endpoints`` without it (then the report is not
-forwarded at all). Accepted reports go to the :class:`~iceberg_lineage.proxy.applications.ApplicationTracker`, off
-the request path.
+forwarded at all). An accepted report's body, as the engine encoded it, goes to the lineage process (``accepted``),
+which decodes and reads it off the request path.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 import aiohttp
 from aiohttp import web
 
-from iceberg_lineage.proxy.forward import Tee, UpstreamError, decoded, error_response, relay, send
+from iceberg_lineage.proxy.forward import Tee, UpstreamError, error_response, relay, send
 
 #: Upstream answers that mean "this endpoint is not implemented here".
 NOT_IMPLEMENTED = frozenset({405, 406, 501})
@@ -28,7 +28,7 @@ class MetricsSupport:
         self.unlisted = False
 
     def note_config(self, config: Mapping[str, Any]) -> None:
-        """A ``/v1/config`` answer as the upstream sent it (before the bridge adds the endpoint)."""
+        """A ``/v1/config`` answer as the upstream sent it (before the proxy adds the endpoint)."""
         endpoints = config.get("endpoints")
         if isinstance(endpoints, list):
             self.unlisted = self.endpoint not in endpoints
@@ -36,12 +36,14 @@ class MetricsSupport:
 
 async def handle_metrics(request: web.Request, session: aiohttp.ClientSession, upstream: str,
                          support: MetricsSupport, limit: int,
-                         accepted: Callable[[bytes], None]) -> web.StreamResponse:
-    """Forward a report and relay the answer; ``accepted`` gets the (decoded, bounded) report once the upstream,
-    or the bridge in its place, accepted it."""
+                         accepted: Callable[[bytes | None], None]) -> web.StreamResponse:
+    """Forward a report and relay the answer; ``accepted`` gets the report's body as sent (``None`` past ``limit``)
+    once the upstream, or the proxy in its place, accepted it."""
     if support.unlisted:
-        body = await request.read()
-        _accept(accepted, body, request.headers.get("Content-Encoding"), limit)
+        sent = Tee(limit)
+        async for chunk in request.content.iter_chunked(64 * 1024):
+            sent.add(chunk)
+        accepted(sent.body())
         return web.Response(status=204)
     sent = Tee(limit)
     try:
@@ -53,13 +55,6 @@ async def handle_metrics(request: web.Request, session: aiohttp.ClientSession, u
             response: web.StreamResponse = web.Response(status=204)
         else:
             response, _ = await relay(request, answer, None)
-    if (200 <= answer.status < 300 or answer.status in NOT_IMPLEMENTED) and sent.body() is not None:
-        _accept(accepted, sent.body() or b"", request.headers.get("Content-Encoding"), limit)
+    if 200 <= answer.status < 300 or answer.status in NOT_IMPLEMENTED:
+        accepted(sent.body())
     return response
-
-
-def _accept(accepted: Callable[[bytes], None], body: bytes, encoding: str | None, limit: int) -> None:
-    try:
-        accepted(decoded(body, encoding, limit))
-    except ValueError:
-        pass  # a body we cannot inflate reports nothing; the engine's answer is already decided

@@ -1,5 +1,5 @@
 """Which Iceberg REST request a method and path are (open-api/rest-catalog-open-api.yaml), as far as lineage cares:
-the requests whose bodies or answers the bridge reads, and every other one, which it only passes through."""
+the requests whose bodies or answers the proxy reads, and every other one, which it only passes through."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,4 @@
-"""Running the bridge: one listening socket, served by ``workers`` forked serving processes (they inherit the socket
+"""Running the proxy: one listening socket, served by ``workers`` forked serving processes (they inherit the socket
 and the kernel spreads connections over them), each with its own event loop; and the process that forked them, the
 lineage process, which serves no request: it reads every serving process's captures (one bounded queue each),
 builds the events, holds the engine applications, and delivers through its emitter and spool. So lineage never
@@ -30,14 +30,15 @@ from iceberg_lineage.delivery.client import make_client
 from iceberg_lineage.delivery.delivery import Delivery
 from iceberg_lineage.delivery.emitter import FLUSH_TIMEOUT_S, QUEUE_SIZE, Emitter
 from iceberg_lineage.proxy.app import ProxyOptions, make_app
-from iceberg_lineage.proxy.applications import ApplicationTracker
 from iceberg_lineage.proxy.capture import CaptureQueue
 from iceberg_lineage.proxy.collector import Collector
-from iceberg_lineage.proxy.report import Reporter
-from iceberg_lineage.proxy.tables import OwnCatalog
+from iceberg_lineage.proxy.interpreter import Interpreter
+from iceberg_lineage.proxy.outbox import Outbox
+from iceberg_lineage.proxy.tables import RelayedTables, TableLoader
+from iceberg_lineage.proxy.tracker import ApplicationTracker
 from iceberg_lineage.redact import protect, strip_userinfo
-from iceberg_lineage.state.applications import ApplicationStore
-from iceberg_lineage.state.bridge import BridgeState
+from iceberg_lineage.state.proxy_runs import ApplicationStore
+from iceberg_lineage.state.proxy_snapshots import ProxySnapshots
 
 LOG = logging.getLogger(__name__)
 #: The lineage process's niceness: where the cores are busy, requests go first and lineage catches up (CFS gives a
@@ -97,7 +98,7 @@ def _prefork(sock: socket.socket, options: ProxyOptions, settings: Settings) -> 
 def run_worker(sock: socket.socket, options: ProxyOptions, settings: Settings, channel: Any, *, parent: int) -> int:
     """One serving process: its event loop relays, and its captures go to the lineage process ``parent``; it stops
     when that is gone."""
-    captures = CaptureQueue(channel, OwnCatalog(options.upstream, options.io_properties), settings.proxy_cache_tables)
+    captures = CaptureQueue(channel, _loader(options, settings), settings.proxy_cache_tables)
     try:
         asyncio.run(_serve(sock, make_app(options, settings, captures), parent))
     finally:
@@ -109,18 +110,18 @@ def run_lineage(options: ProxyOptions, settings: Settings, channels: list[Any], 
     """The lineage process: the serving processes' captures built into events and delivered until they all ended;
     then its applications complete and its emitter flushes."""
     exited: dict[int, int] = {}
-    state = BridgeState(settings.state_path)
+    # built in one pass, downward: collector -> interpreter -> application tracker -> outbox (emitter, state)
+    state = ProxySnapshots(settings.state_path)
     emitter = Emitter(Delivery(make_client(), settings))
-    # every worker's tables in one cache
-    reporter = Reporter(emitter, settings, upstream=options.upstream, public_uri=options.uri, depth=options.depth,
-                        io_properties=options.io_properties, state=state,
-                        cache_size=settings.proxy_cache_tables * len(channels))
     applications = ApplicationStore(settings.state_path)
-    reporter.tracker = ApplicationTracker(applications, settings, submit=reporter.submit, lookup=reporter.table_of,
-                                          record=state.record)
-    collector = Collector(reporter, channels, alive=lambda i: children[i] not in exited)
+    # every worker's tables in one cache
+    tables = RelayedTables(_loader(options, settings), settings.proxy_cache_tables * len(channels),
+                           public_uri=options.uri, io_properties=options.io_properties)
+    tracker = ApplicationTracker(applications, settings, tables, Outbox(emitter, state))
+    interpreter = Interpreter(settings, tables, tracker, state, depth=options.depth)
+    collector = Collector(interpreter, channels, alive=lambda i: children[i] not in exited)
     try:
-        reporter.tracker.start()  # completes what a killed predecessor left open
+        tracker.start()  # completes what a killed predecessor left open
         collector.start()
         for child in children:
             _, status = os.waitpid(child, 0)
@@ -128,7 +129,7 @@ def run_lineage(options: ProxyOptions, settings: Settings, channels: list[Any], 
         if not collector.join(FLUSH_TIMEOUT_S):
             LOG.warning("iceberg-lineage proxy: the serving processes' last captures were not all read in time")
     finally:
-        reporter.tracker.stop()  # held COMPLETEs out, this process's applications complete
+        tracker.stop()  # held COMPLETEs out, this process's applications complete
         if not emitter.flush(FLUSH_TIMEOUT_S):
             LOG.warning("iceberg-lineage proxy: %d queued lineage events spooled at shutdown",
                         emitter.spill_queued())
@@ -136,6 +137,10 @@ def run_lineage(options: ProxyOptions, settings: Settings, channels: list[Any], 
         applications.close()
         state.close()
     return 1 if any(code != 0 for code in exited.values()) else 0
+
+
+def _loader(options: ProxyOptions, settings: Settings) -> TableLoader:
+    return TableLoader(options.upstream, options.io_properties, settings.proxy_own_load_timeout_s)
 
 
 async def _serve(sock: socket.socket, app: web.Application, parent: int) -> None:

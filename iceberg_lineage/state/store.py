@@ -7,7 +7,7 @@ it (same runId) next time, never loses it. A file lock next to the database keep
 The same file holds the delivery ledger (``ledger``): the snapshots whose events the hook delivered or spooled. It
 is written by hooked processes without the lock (SQLite serialises writers). Schema version 1 files (before the
 ledger) are migrated in place on first writable open; read-only, they read as an empty ledger. Version 3 adds the
-REST bridge's engine applications (:mod:`iceberg_lineage.state.applications`).
+proxy's engine applications (:mod:`iceberg_lineage.state.proxy_runs`).
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import uuid
 from openlineage.client.event_v2 import InputDataset, RunState
 
 from iceberg_lineage.config import Settings, load_settings
-from iceberg_lineage.lineage.applications import Application, application_event
+from iceberg_lineage.lineage.engine_runs import Application, application_event
 from iceberg_lineage.lineage.events import snapshot_run_event, started
 from iceberg_lineage.lineage.profiles import TABLE_RUN_NAMESPACE, shape
 from iceberg_lineage.lineage.runs import application_run_id

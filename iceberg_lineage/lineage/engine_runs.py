@@ -1,6 +1,6 @@
-"""Events of what engines report to the REST bridge's ``/metrics``: scan reports as inputs, engine applications as
-runs, and commit reports completing the per-snapshot runs. Pure builders; :mod:`iceberg_lineage.proxy.applications`
-decides when each is sent.
+"""Events of engine application runs and of what engines report to the proxy's ``/metrics``: scan reports as inputs,
+applications as runs, and commit reports completing the per-snapshot runs. Pure builders;
+:mod:`iceberg_lineage.proxy.tracker` decides when each is sent.
 
 - A scan report is an input dataset: the table at the snapshot read (``version``), ``inputStatistics`` and
   ``icebergScanReport`` from the report itself.
@@ -10,20 +10,19 @@ decides when each is sent.
   runs, the per-snapshot runs, whose ``parent`` facet names it).
 - Without an application id, a scan is its own run (job ``<ns>.<table>.scan``, START and COMPLETE, as with the
   hook).
-- A per-snapshot COMPLETE waits (as JSON, in the state store) for the engine's commit report: it then gets the
-  application's reads as inputs and ``icebergCommitReport`` complete; a report that comes later is an ``OTHER`` event
-  of the same run.
+- A per-snapshot COMPLETE waits (in the state store) for the engine's commit report: it then gets the application's
+  reads as inputs and ``icebergCommitReport`` complete; a report that comes later is an ``OTHER`` event of the same
+  run.
 """
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
+import attr
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import external_query_run, processing_engine_run
-from openlineage.client.serde import Serde
 
 from iceberg_lineage._version import __version__
 from iceberg_lineage.config import Settings
@@ -32,7 +31,6 @@ from iceberg_lineage.lineage import facets as fb
 from iceberg_lineage.lineage.facets import COMMIT_REPORT_KEY
 from iceberg_lineage.lineage.pyiceberg import scan_run_event
 from iceberg_lineage.lineage.runs import RunRef, application_of, application_ref, application_run_id, dataset_key
-from iceberg_lineage.lineage.serde import from_json
 from iceberg_lineage.read.source import LoadedTable
 from iceberg_lineage.stats import snapshot_stats
 
@@ -41,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Application", "TableRead", "application_event", "application_run_id", "commit_report_event", "late_report_event",
-    "scan_input", "scan_run", "with_reads",
+    "report_event", "scan_input", "scan_run", "with_reads",
 ]
 
 
@@ -135,39 +133,41 @@ def application_event(app: Application, state: RunState, settings: Settings, *, 
     )
 
 
-# -- the per-snapshot runs of commits (their JSON form, as it waits in the state store) ------------------------------
+# -- the per-snapshot runs of commits -------------------------------------------------------------------------------
 
-def with_reads(doc: Mapping[str, Any], reads: Sequence[TableRead]) -> dict[str, Any]:
+def with_reads(event: RunEvent, reads: Sequence[TableRead]) -> RunEvent:
     """The COMPLETE of a commit with the tables its application read before it as inputs, each at the snapshot
     read (a consumer that ignores parents still sees A -> B)."""
-    inputs = [json.loads(Serde.to_json(read.dataset())) for read in reads]
-    return {**doc, "inputs": [*(doc.get("inputs") or []), *inputs]}
+    return attr.evolve(event, inputs=[*(event.inputs or []), *(read.dataset() for read in reads)])
 
 
-def _report_facet(report: CommitReport) -> dict[str, Any]:
-    return json.loads(Serde.to_json(fb.commit_report_facet_of(report)))
-
-
-def commit_report_event(doc: Mapping[str, Any], report: CommitReport | None) -> RunEvent:
+def commit_report_event(event: RunEvent, report: CommitReport | None) -> RunEvent:
     """The held COMPLETE, with ``icebergCommitReport`` as the engine reported it when its report came in time."""
-    if report is not None:
-        facet = _report_facet(report)
-        outputs = [{**o, "outputFacets": {**(o.get("outputFacets") or {}), COMMIT_REPORT_KEY: facet}}
-                   for o in doc.get("outputs") or []]
-        doc = {**doc, "outputs": outputs}
-    return from_json(json.dumps(doc))
+    if report is None:
+        return event
+    facet = fb.commit_report_facet_of(report)
+    outputs = [attr.evolve(o, outputFacets={**(o.outputFacets or {}), COMMIT_REPORT_KEY: facet})
+               for o in event.outputs or []]
+    return attr.evolve(event, outputs=outputs)
 
 
-def late_report_event(doc: Mapping[str, Any], report: CommitReport, when: dt.datetime) -> RunEvent:
+def late_report_event(event: RunEvent, report: CommitReport, when: dt.datetime) -> RunEvent:
     """A commit report that came after its snapshot's COMPLETE went out: an OTHER event of the same run (the spec
     allows it after a terminal event) carrying the complete ``icebergCommitReport``."""
-    facet = _report_facet(report)
+    return report_event(event.run.runId, event.job.namespace, event.job.name,
+                        [(o.namespace, o.name) for o in event.outputs or []], report, when)
+
+
+def report_event(run_id: str, job_namespace: str, job_name: str, outputs: Sequence[tuple[str, str]],
+                 report: CommitReport, when: dt.datetime) -> RunEvent:
+    """An OTHER event of the run ``run_id`` carrying ``icebergCommitReport`` on each of its ``outputs``."""
+    facet = fb.commit_report_facet_of(report)
     return RunEvent(
         eventType=RunState.OTHER,
         eventTime=fb.iso_time(when),
-        run=Run(runId=doc["run"]["runId"]),
-        job=Job(namespace=doc["job"]["namespace"], name=doc["job"]["name"]),
-        outputs=[OutputDataset(namespace=o["namespace"], name=o["name"], outputFacets={COMMIT_REPORT_KEY: facet})
-                 for o in doc.get("outputs") or []],
+        run=Run(runId=run_id),
+        job=Job(namespace=job_namespace, name=job_name),
+        outputs=[OutputDataset(namespace=namespace, name=name, outputFacets={COMMIT_REPORT_KEY: facet})
+                 for namespace, name in outputs],
         producer=fb.PRODUCER,
     )

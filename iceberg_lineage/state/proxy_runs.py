@@ -1,11 +1,12 @@
-"""The REST bridge's open engine applications and the per-snapshot COMPLETEs waiting for their commit report, in the
+"""The proxy's open engine application runs and the per-snapshot COMPLETEs waiting for their commit report, in the
 state file (``state.path``, tables of schema version 3, see :mod:`iceberg_lineage.state.store`).
 
-The bridge's worker processes share them here: a scan may reach one worker and the commit another. Every row has an
-owner, the process that made it (``host:pid:token``), with a lease it renews while it lives; only the owner, or any
-process once the owner is gone (lease expired, or its pid dead on this host), completes an application or sends a held
-commit. Each transition is one compare-and-set on the row's status, so exactly one process sends each event. Rows
-outlive the process: a restarted bridge completes the applications its predecessor left open.
+One proxy's lineage process keeps them for all its serving processes; proxies sharing a state file (replicas, or a
+restart) share them here. Every row has an owner, the lineage process that made it (``host:pid:token``), with a lease
+it renews while it lives; only the owner, or any process once the owner is gone (lease expired, or its pid dead on
+this host), completes an application or sends a held commit. Each transition is one compare-and-set on the row's
+status, so exactly one process sends each event. Rows outlive the process: a restarted proxy completes the
+applications its predecessor left open.
 """
 from __future__ import annotations
 
@@ -201,6 +202,20 @@ class ApplicationStore:
             if status in ("waiting", "sent") and held[3] is not None:
                 return ReportMatch("late", HeldCommit(*held))
             return None
+
+    def unmatched_reports(self, now: float) -> list[tuple[str, int, str]]:
+        """Claim the commit reports kept for a commit that never came, once their keeping time is over (by any
+        process: each claim is one compare-and-set), as (table key, snapshot id, report JSON); theirs to send."""
+        with self._lock:
+            rows = self._db.execute("SELECT table_key, snapshot_id, report FROM held_commits WHERE status='report' "
+                                    "AND due<=?", (now,)).fetchall()
+            claimed = []
+            for key, snapshot_id, report in rows:
+                with self._db:
+                    if self._db.execute("UPDATE held_commits SET status='reported' WHERE table_key=? AND "
+                                        "snapshot_id=? AND status='report'", (key, snapshot_id)).rowcount:
+                        claimed.append((key, snapshot_id, report))
+            return claimed
 
     def due(self, now: float) -> list[HeldCommit]:
         """Claim the held COMPLETEs whose wait is over (this process's, or an owner's that is gone), as sent."""
