@@ -9,17 +9,17 @@ from tests.support.olschema import validate_event
 from tests.support.proxy import wait_until
 
 
-def check(bridge, name: str, job: str, operations: list[str]) -> None:
+def check(stack, name: str, job: str, operations: list[str]) -> None:
     """Each of the table's snapshots has exactly one START and one COMPLETE (schema-valid, the scanner's runId and
     job name), and the table one CREATE."""
-    metadata = bridge.seaweed.catalog("direct").load_table(name).metadata
+    metadata = stack.seaweed.catalog("direct").load_table(name).metadata
     assert [s.summary.operation.value for s in metadata.snapshots] == operations
     expected = {str(snapshot_run_id(str(metadata.table_uuid), s.snapshot_id, s.timestamp_ms)) for s in metadata.snapshots}
     # a run's START goes out at once: wait for its COMPLETE
-    wait_until(lambda: expected <= {e["run"]["runId"] for e in bridge.lineage.accepted_events()
+    wait_until(lambda: expected <= {e["run"]["runId"] for e in stack.lineage.accepted_events()
                                     if e["eventType"] == "COMPLETE"})
-    bridge.lineage.wait_idle()
-    events = bridge.lineage.accepted_events()
+    stack.lineage.wait_idle()
+    events = stack.lineage.accepted_events()
     for event in events:
         validate_event(event)
     sent = [e for e in events if e["run"]["runId"] in expected and e["eventType"] != "START"]
@@ -32,10 +32,10 @@ def check(bridge, name: str, job: str, operations: list[str]) -> None:
         catalog_job]
 
 
-def test_spark_insert_merge_delete_through_the_proxy(bridge, spark):
+def test_spark_insert_merge_delete_through_the_proxy(stack, spark):
     from tests.support.rest_engines import spark_rest_catalog
 
-    catalog = spark_rest_catalog(spark, "via_proxy", bridge.proxy.uri, bridge.seaweed)
+    catalog = spark_rest_catalog(spark, "via_proxy", stack.proxy.uri, stack.seaweed)
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.sparkns")
     spark.sql(f"CREATE TABLE {catalog}.sparkns.t (id BIGINT, v STRING) USING iceberg "
               "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read', "
@@ -44,13 +44,13 @@ def test_spark_insert_merge_delete_through_the_proxy(bridge, spark):
     spark.sql(f"MERGE INTO {catalog}.sparkns.t t USING (SELECT 2 AS id, 'B' AS v UNION ALL SELECT 4, 'd') s "
               "ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *")
     spark.sql(f"DELETE FROM {catalog}.sparkns.t WHERE id = 1")
-    check(bridge, "sparkns.t", "sparkns.t.spark", ["append", "overwrite", "delete"])
+    check(stack, "sparkns.t", "sparkns.t.spark", ["append", "overwrite", "delete"])
 
 
-def test_duckdb_create_insert_delete_update_merge_through_the_proxy(bridge):
+def test_duckdb_create_insert_delete_update_merge_through_the_proxy(stack):
     from tests.support.duckdb_engine import duckdb_connection
 
-    duck = duckdb_connection(bridge.seaweed, uri=bridge.proxy.uri)
+    duck = duckdb_connection(stack.seaweed, uri=stack.proxy.uri)
     duck.execute("CREATE SCHEMA IF NOT EXISTS lake.duckns")
     duck.execute("CREATE TABLE lake.duckns.t (id BIGINT, v VARCHAR)")
     duck.execute("INSERT INTO lake.duckns.t VALUES (1, 'a'), (2, 'b'), (3, 'c')")
@@ -60,4 +60,4 @@ def test_duckdb_create_insert_delete_update_merge_through_the_proxy(bridge):
                  "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)")
     duck.close()
     # DuckDB names no engine in its summaries; its UPDATE is one overwrite (a delete file and the new row)
-    check(bridge, "duckns.t", "duckns.t.commit", ["append", "delete", "overwrite", "append"])
+    check(stack, "duckns.t", "duckns.t.commit", ["append", "delete", "overwrite", "append"])

@@ -1,4 +1,4 @@
-"""The bridge's process layout: serving processes relay and only queue captures; the lineage process (their parent)
+"""The proxy's process layout: serving processes relay and only queue captures; the lineage process (their parent)
 builds and delivers. A stopped lineage process delays no request and, resumed, loses no event; a serving process's
 channel is bounded and never waited on."""
 from __future__ import annotations
@@ -125,7 +125,7 @@ def test_the_tables_a_serving_process_sent_need_no_load_before_their_drop():
     assert got[3].response == b'{"metadata-location": "s3://w/t/metadata/00001.json", "metadata": {"format-version": 2}}'
 
 
-def test_the_profile_flag_shapes_the_bridges_events(seaweed, tmp_path):
+def test_the_profile_flag_shapes_the_proxys_events(seaweed, tmp_path):
     """``proxy --profile openmetadata``: every run without a parent names the table's run (OpenMetadata < 1.13)."""
     lineage = LineageServer()
     proxy = start_proxy(seaweed.uri, tmp_path / "proxy", lineage.url, "--profile", "openmetadata",

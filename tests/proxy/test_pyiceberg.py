@@ -36,11 +36,11 @@ def lifecycle_events(events: list[dict], kind: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def story(bridge):
+def story(stack):
     """One table through a whole life (create, append, overwrite, delete, schema change, rename), another created
     and dropped; the answers the client got and the metadata of every table along the way."""
     seen: list[Exchange] = []
-    catalog = bridge.seaweed.catalog("through_proxy", uri=bridge.proxy.uri)
+    catalog = stack.seaweed.catalog("through_proxy", uri=stack.proxy.uri)
     mark_client(catalog, seen)
     catalog.create_namespace_if_not_exists("bridge")
     table = catalog.create_table("bridge.life", ROWS.schema)
@@ -50,7 +50,7 @@ def story(bridge):
     table.append(ROWS)
     with table.update_schema() as update:
         update.add_column("note", StringType())
-    direct = bridge.seaweed.catalog("direct")
+    direct = stack.seaweed.catalog("direct")
     before_rename = direct.load_table("bridge.life").metadata
     catalog.rename_table("bridge.life", "bridge.life2")
     short = catalog.create_table("bridge.short", ROWS.schema)
@@ -66,7 +66,7 @@ def story(bridge):
     snapshots = len(before_rename.snapshots) + len(short_md.metadata.snapshots) + len(staged_md.snapshots)
     # each snapshot's START and COMPLETE, 4 CREATE (a register, a staged create), 1 ALTER, 1 RENAME, 1 DROP, and the
     # checks run of the added column: each of these a START and a COMPLETE too
-    events = wait_for(bridge.lineage, 2 * snapshots + 2 * 8)
+    events = wait_for(stack.lineage, 2 * snapshots + 2 * 8)
     return catalog, seen, before_rename, short_md, events, staged_md
 
 
@@ -92,7 +92,7 @@ def test_every_snapshot_has_exactly_one_complete_with_the_scanners_run_id(story)
         assert event["outputs"][0]["facets"]["version"]["datasetVersion"] == str(snapshot_id)
 
 
-def test_lifecycle_events_use_the_scanners_run_ids(story, bridge):
+def test_lifecycle_events_use_the_scanners_run_ids(story, stack):
     _, _, life, short, events, _ = story
     creates, alters = lifecycle_events(events, "CREATE"), lifecycle_events(events, "ALTER")
     lifecycle = [e for e in events if e["job"]["name"].endswith(".catalog")]
@@ -108,20 +108,20 @@ def test_lifecycle_events_use_the_scanners_run_ids(story, bridge):
     assert [e["job"]["name"] for e in renames] == ["bridge.life2.catalog"]
     rename = renames[0]["outputs"][0]
     assert rename["facets"]["symlinks"]["identifiers"][0] == {
-        "namespace": bridge.proxy.uri, "name": "bridge.life2", "type": "TABLE"}
+        "namespace": stack.proxy.uri, "name": "bridge.life2", "type": "TABLE"}
     previous = rename["facets"]["lifecycleStateChange"]["previousIdentifier"]
     assert previous["name"] == rename["name"]  # the location did not move
     assert renames[0]["run"]["runId"] == str(lifecycle_run_id(
-        str(life.table_uuid), "RENAME", direct_location(bridge, "bridge.life2"),
+        str(life.table_uuid), "RENAME", direct_location(stack, "bridge.life2"),
         ms_to_datetime(life.last_updated_ms)))
     assert [e["job"]["name"] for e in drops] == ["bridge.short.catalog"]
     assert drops[0]["run"]["runId"] == str(lifecycle_run_id(
         str(short.metadata.table_uuid), "DROP", short.metadata_location, ms_to_datetime(short.metadata.last_updated_ms)))
 
 
-def test_a_schema_change_through_the_bridge_is_a_checks_run_and_an_alert(story, bridge):
+def test_a_schema_change_through_the_proxy_is_a_checks_run_and_an_alert(story, stack):
     """The default ``schema`` rule warns on an added column: one ``<ns>.<table>.checks`` run carrying the failed
-    assertion (the table as its input, never an output), and one alert line in the bridge's log."""
+    assertion (the table as its input, never an output), and one alert line in the proxy's log."""
     _, _, life, _, events, _ = story
     start, check = [e for e in events if e["job"]["name"] == "bridge.life.checks"]
     assert (start["eventType"], start["run"]["runId"]) == ("START", check["run"]["runId"])
@@ -132,34 +132,34 @@ def test_a_schema_change_through_the_bridge_is_a_checks_run_and_an_alert(story, 
     [assertion] = table["inputFacets"]["dataQualityAssertions"]["assertions"]
     assert (assertion["assertion"], assertion["column"], assertion["success"], assertion["severity"]) == (
         "schema", "note", False, "warn")
-    alerts = [line for line in bridge.proxy.output().splitlines() if "schema alert: bridge.life:" in line]
+    alerts = [line for line in stack.proxy.output().splitlines() if "schema alert: stack.life:" in line]
     assert len(alerts) == 1 and "field note (string) added" in alerts[0]
 
 
-def direct_location(bridge, name: str) -> str:
-    return bridge.seaweed.catalog("direct").load_table(name).metadata_location
+def direct_location(stack, name: str) -> str:
+    return stack.seaweed.catalog("direct").load_table(name).metadata_location
 
 
-def test_every_answer_is_the_upstreams(story, bridge):
+def test_every_answer_is_the_upstreams(story, stack):
     _, seen, *_ = story
     got = [x for x in seen if not x.path.startswith("/v1/config")]
-    upstream = [x for x in bridge.recorder.exchanges if not x.path.startswith("/v1/config")]
+    upstream = [x for x in stack.recorder.exchanges if not x.path.startswith("/v1/config")]
     assert len(got) >= 12
     assert [(x.method, x.path, x.status) for x in got] == [(x.method, x.path, x.status) for x in upstream]
     assert [x.body for x in got] == [x.body for x in upstream]
 
 
-def test_a_scanner_afterwards_sends_no_other_run_id(story, bridge, tmp_path):
+def test_a_scanner_afterwards_sends_no_other_run_id(story, stack, tmp_path):
     events = story[4]
-    sw = bridge.seaweed
-    env = {**scanner_env(sw, tmp_path, None, bridge.proxy.uri), "OPENLINEAGE_DISABLED": "true"}
+    sw = stack.seaweed
+    env = {**scanner_env(sw, tmp_path, None, stack.proxy.uri), "OPENLINEAGE_DISABLED": "true"}
     scan = subprocess.run([sys.executable, "-m", "iceberg_lineage.cli", "scan", "--catalog", "sw", "--namespace",
                            "bridge", "--dry-run", "--depth", "summary", "--no-progress"],
                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert scan.returncode == 0, scan.stderr
     printed = [json.loads(line) for line in scan.stdout.splitlines() if line.strip()]
     scanned = [e for e in printed if e["job"]["name"] != "iceberg-lineage.scan"]  # not the scan's own run
-    assert len(scanned) == 2 * 5 and len(printed) == 2 * 5 + 2  # bridge.life2's snapshots, START and COMPLETE each
+    assert len(scanned) == 2 * 5 and len(printed) == 2 * 5 + 2  # stack.life2's snapshots, START and COMPLETE each
     ours = {e["run"]["runId"]: e for e in events}
     for event in scanned:
         mine = ours[event["run"]["runId"]]
@@ -167,4 +167,4 @@ def test_a_scanner_afterwards_sends_no_other_run_id(story, bridge, tmp_path):
         assert event["outputs"][0]["name"] == mine["outputs"][0]["name"]
         assert event["outputs"][0]["facets"]["symlinks"] == {
             **mine["outputs"][0]["facets"]["symlinks"],
-            "identifiers": [{"namespace": bridge.proxy.uri, "name": "bridge.life2", "type": "TABLE"}]}
+            "identifiers": [{"namespace": stack.proxy.uri, "name": "bridge.life2", "type": "TABLE"}]}

@@ -76,24 +76,24 @@ def test_a_transaction_commit_reports_what_a_table_commit_reports(seaweed):
     assert by_commit[0].outputs[0].facets["symlinks"].identifiers[0].namespace == PUBLIC
 
 
-def test_hook_tagged_snapshots_are_recorded_as_the_hooks_and_not_sent(bridge, tmp_path):
+def test_hook_tagged_snapshots_are_recorded_as_the_hooks_and_not_sent(stack, tmp_path):
     client = OpenLineageClient(transport=FileTransport(FileConfig(log_file_path=str(tmp_path / "hook.jsonl"))))
-    catalog = iceberg_lineage.observe(bridge.seaweed.catalog("hooked", uri=bridge.proxy.uri), client=client)
+    catalog = iceberg_lineage.observe(stack.seaweed.catalog("hooked", uri=stack.proxy.uri), client=client)
     catalog.create_namespace_if_not_exists("hooked")
     table = catalog.create_table("hooked.t", ROWS.schema)
     table.append(ROWS)
-    snapshot = bridge.seaweed.catalog("direct").load_table("hooked.t").metadata.snapshots[0]
+    snapshot = stack.seaweed.catalog("direct").load_table("hooked.t").metadata.snapshots[0]
     run_id = snapshot.summary[RUN_ID_PROPERTY]
-    identity = str(bridge.seaweed.catalog("direct").load_table("hooked.t").metadata.table_uuid)
-    state = BridgeState(bridge.proxy.state_path)
+    identity = str(stack.seaweed.catalog("direct").load_table("hooked.t").metadata.table_uuid)
+    state = BridgeState(stack.proxy.state_path)
     try:
         rows = wait_until(lambda: state.snapshots(identity))
     finally:
         state.close()
     assert rows == [BridgedSnapshot(identity, snapshot.snapshot_id, "hook", run_id, "hook")]
     assert run_id == str(snapshot_run_id(identity, snapshot.snapshot_id, snapshot.timestamp_ms))
-    bridge.lineage.wait_idle()
-    sent = [e for e in bridge.lineage.accepted_events() if e["outputs"][0]["name"].endswith("hooked/t")]
+    stack.lineage.wait_idle()
+    sent = [e for e in stack.lineage.accepted_events() if e["outputs"][0]["name"].endswith("hooked/t")]
     # the CREATE run (START, COMPLETE); the snapshot is the hook's
     assert [e["job"]["name"] for e in sent] == ["hooked.t.catalog"] * 2
 

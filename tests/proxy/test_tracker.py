@@ -16,7 +16,7 @@ from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.proxy.applications import ApplicationTracker
 from iceberg_lineage.state.applications import ApplicationStore
 from iceberg_lineage.stats import snapshot_stats
-from tests.bridge.reports import SPARK, commit_report, metadata, rest_table, scan_report
+from tests.proxy.reports import SPARK, commit_report, metadata, rest_table, scan_report
 from tests.support.olschema import validate_event
 
 DEAD_OWNER = "{host}:999999999:dead"
@@ -159,7 +159,7 @@ def test_a_report_before_its_commit_completes_it_at_once(tmp_path, clock):
     assert h.drain() == []
 
 
-def test_a_restart_completes_what_a_killed_bridge_left_open_and_a_live_owner_keeps_its_own(tmp_path, clock,
+def test_a_restart_completes_what_a_killed_proxy_left_open_and_a_live_owner_keeps_its_own(tmp_path, clock,
                                                                                           monkeypatch):
     import socket
 

@@ -1,5 +1,5 @@
 """Reports shaped as Iceberg Java posts them (``ReportMetricsRequest``: ``report-type`` and the report inline), and a
-REST table made from a fixture's metadata, for the bridge's unit tests."""
+REST table made from a fixture's metadata, for the proxy's unit tests."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""``/metrics`` forwarding: the upstream's answer reaches the engine (404 included); the bridge answers 204 itself
+"""``/metrics`` forwarding: the upstream's answer reaches the engine (404 included); the proxy answers 204 itself
 only for an upstream that does not implement the endpoint (405, 406, 501, or ``endpoints`` without it), and hands on
 exactly the reports that were accepted."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from iceberg_lineage.proxy.metrics import MetricsSupport, handle_metrics
 from iceberg_lineage.proxy.routes import METRICS_ENDPOINT
-from tests.bridge.reports import scan_report
+from tests.proxy.reports import scan_report
 from tests.support.lineage_server import Answer, LineageServer, free_port
 from tests.support.proxy import post
 

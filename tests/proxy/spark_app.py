@@ -1,6 +1,6 @@
-"""A Spark application of its own (its own JVM, its own app id), run by tests/bridge/test_spark.py:
+"""A Spark application of its own (its own JVM, its own app id), run by tests/proxy/test_spark.py:
 
-    python -m tests.bridge.spark_app ROOT PROXY_URI SEAWEED_JSON
+    python -m tests.proxy.spark_app ROOT PROXY_URI SEAWEED_JSON
 
 It reads ``app.a`` and ``app.c`` and writes ``app.b`` through the REST catalog ``lake`` at the proxy, with Iceberg
 Java's own metrics reporting (the REST catalog's default once ``/v1/config`` lists ``/metrics``), and prints its

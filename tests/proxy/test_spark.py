@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from iceberg_lineage.lineage.applications import application_run_id
 from iceberg_lineage.lineage.events import snapshot_run_id
-from tests.bridge.conftest import run_of
+from tests.proxy.conftest import run_of
 from tests.support.engines import REPO, require
 
 ROWS = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "v": pa.array(["a", "b", "c"])})
@@ -50,18 +50,18 @@ def expected_commit_metrics(report: dict) -> dict:
     return out
 
 
-def test_a_spark_application_reads_a_and_c_and_writes_b(bridge, tmp_path):
+def test_a_spark_application_reads_a_and_c_and_writes_b(tapped, tmp_path):
     require("java", "pyspark", "iceberg-spark-runtime", "hadoop-aws")
-    direct = bridge.seaweed.catalog("direct")
+    direct = tapped.seaweed.catalog("direct")
     direct.create_namespace_if_not_exists("app")
     for name in ("a", "c"):
         direct.create_table(f"app.{name}", ROWS.schema).append(ROWS)
     direct.create_table("app.b", ROWS.schema)
     read = {name: direct.load_table(f"app.{name}").metadata.current_snapshot_id for name in ("a", "c")}
-    proxy = bridge.start()
-    seaweed = json.dumps({k: str(v) for k, v in dataclasses.asdict(bridge.seaweed).items()})
+    proxy = tapped.start()
+    seaweed = json.dumps({k: str(v) for k, v in dataclasses.asdict(tapped.seaweed).items()})
     (tmp_path / "spark").mkdir()
-    done = subprocess.run([sys.executable, "-m", "tests.bridge.spark_app", str(tmp_path / "spark"), proxy.uri, seaweed],
+    done = subprocess.run([sys.executable, "-m", "tests.proxy.spark_app", str(tmp_path / "spark"), proxy.uri, seaweed],
                           cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -69,10 +69,10 @@ def test_a_spark_application_reads_a_and_c_and_writes_b(bridge, tmp_path):
     b = direct.load_table("app.b").metadata
     [written] = b.snapshots
     b_run = str(snapshot_run_id(str(b.table_uuid), written.snapshot_id, written.timestamp_ms))
-    bridge.events(lambda events: any(e["run"]["runId"] == b_run for e in events))
+    tapped.events(lambda events: any(e["run"]["runId"] == b_run for e in events))
     proxy.stop()  # the application's run completes at shutdown
     app_run = application_run_id("spark", app_id)
-    events = bridge.events(lambda events: any(e["eventType"] == "COMPLETE" for e in run_of(events, app_run)))
+    events = tapped.events(lambda events: any(e["eventType"] == "COMPLETE" for e in run_of(events, app_run)))
 
     app = run_of(events, app_run)
     types = [e["eventType"] for e in app]
@@ -82,8 +82,8 @@ def test_a_spark_application_reads_a_and_c_and_writes_b(bridge, tmp_path):
     names = {name: urlparse(direct.load_table(f"app.{name}").location()).path.strip("/") for name in "ac"}
     assert sorted(i["name"] for i in app[-1]["inputs"]) == sorted(names.values())
 
-    scans = [json.loads(r) for r in bridge.tap.reports if json.loads(r)["report-type"] == "scan-report"]
-    commits = [json.loads(r) for r in bridge.tap.reports if json.loads(r)["report-type"] == "commit-report"]
+    scans = [json.loads(r) for r in tapped.tap.reports if json.loads(r)["report-type"] == "scan-report"]
+    commits = [json.loads(r) for r in tapped.tap.reports if json.loads(r)["report-type"] == "commit-report"]
     assert {r["snapshot-id"] for r in scans} == set(read.values()) and len(commits) == 1
     running = [i for e in app if e["eventType"] == "RUNNING" for i in e["inputs"]]
     assert len(running) == len(scans)

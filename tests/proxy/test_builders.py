@@ -1,4 +1,4 @@
-"""The bridge's pure builders: application runIds and their parent facet (bridge and scanner agree), a Java scan
+"""The proxy's pure builders: application runIds and their parent facet (proxy and scanner agree), a Java scan
 report as an input dataset, an application's events, a held COMPLETE completed by its commit report, a late report."""
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from iceberg_lineage.proxy.routes import Route
 from iceberg_lineage.proxy.tables import Known
 from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.stats import snapshot_stats
-from tests.bridge.reports import APP_ID, SPARK, commit_report, metadata, rest_table, scan_report
+from tests.proxy.reports import APP_ID, SPARK, commit_report, metadata, rest_table, scan_report
 from tests.support.olschema import validate_event
 
 WHEN = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
