@@ -6,6 +6,9 @@ import json
 import uuid
 from typing import Any
 
+from iceberg_lineage.config import Settings
+from iceberg_lineage.proxy.interpreter import Interpreter
+from iceberg_lineage.proxy.tables import LoadResult, RelayedTables, TableLoader
 from tests.support.fixture_tables import FIXTURES
 
 TABLE = "duckdb_spark_partition_evolution"
@@ -17,14 +20,50 @@ def metadata() -> dict[str, Any]:
     return json.loads((FIXTURES / TABLE / "metadata" / "v4.metadata.json").read_text())
 
 
+PUBLIC_URI = "http://proxy.example:8181"
+
+
+def relayed(identifier: tuple[str, ...] = ("db", "a"), md: dict[str, Any] | None = None) -> LoadResult:
+    """The fixture's metadata as the table ``identifier`` (its own location and uuid), as if relayed."""
+    md = md or metadata()
+    return LoadResult(None, {**md, "location": f"s3://warehouse/{'/'.join(identifier)}",
+                             "table-uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, ".".join(identifier)))})
+
+
 def rest_table(identifier: tuple[str, ...] = ("db", "a"), md: dict[str, Any] | None = None):
     """The fixture's metadata as the table ``identifier`` of a REST catalog (its own location and uuid)."""
     from iceberg_lineage.read.rest import rest_table as build
 
-    md = md or metadata()
-    md = {**md, "location": f"s3://warehouse/{'/'.join(identifier)}",
-          "table-uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, ".".join(identifier)))}
-    return build(md, None, identifier, catalog_name="warehouse", uri="http://bridge.example:8181")
+    return build(relayed(identifier, md).metadata, None, identifier, catalog_name="warehouse", uri=PUBLIC_URI)
+
+
+def tables(upstream: str = "http://127.0.0.1:9", public_uri: str = PUBLIC_URI,
+           io_properties: dict[str, str] | None = None) -> RelayedTables:
+    return RelayedTables(TableLoader(upstream, io_properties or {}, 30.0), 100, public_uri=public_uri,
+                         io_properties=io_properties or {})
+
+
+def interpreter(settings: Settings, *, upstream: str = "http://127.0.0.1:9", public_uri: str = PUBLIC_URI,
+                io_properties: dict[str, str] | None = None, depth: str = "summary", state: Any = None,
+                tracker: Any = None) -> Interpreter:
+    """An interpreter whose :meth:`~Interpreter.build` a test calls (without a tracker) or which hands on to
+    ``tracker``."""
+    return Interpreter(settings, tables(upstream, public_uri, io_properties), tracker, state, depth=depth)
+
+
+def events_of(items: list) -> list:
+    """The events of an interpreter's items, in order."""
+    return [item.event for item in items]
+
+
+class Queued:
+    """An emitter that keeps what is submitted (the test builds and settles it)."""
+
+    def __init__(self) -> None:
+        self.items: list = []
+
+    def submit(self, item: Any) -> None:
+        self.items.append(item)
 
 
 def scan_report(snapshot_id: int, *, metadata: dict[str, str] | None = None, table: str = "rest.db.a",

@@ -12,16 +12,18 @@ from scan_reporters.reports import CommitReport, ScanReport
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.delivery.delivery import DeliveryResult
-from iceberg_lineage.lineage import applications as apps
+from iceberg_lineage.lineage import engine_runs as apps
 from iceberg_lineage.lineage.events import lifecycle_run_id, snapshot_run_event
 from iceberg_lineage.lineage.facets import ms_to_datetime
-from iceberg_lineage.proxy.capture import Capture
-from iceberg_lineage.proxy.report import Exchange, Reporter
-from iceberg_lineage.proxy.routes import Route
-from iceberg_lineage.proxy.tables import Known
 from iceberg_lineage.lineage.serde import to_json
+from iceberg_lineage.proxy.capture import Capture
+from iceberg_lineage.proxy.outbox import Built, Outbox
+from iceberg_lineage.proxy.routes import Route
+from iceberg_lineage.proxy.tables import LoadResult
+from iceberg_lineage.proxy.tracker import ApplicationTracker, CommitRun
+from iceberg_lineage.state.proxy_runs import ApplicationStore
 from iceberg_lineage.stats import snapshot_stats
-from tests.proxy.reports import APP_ID, SPARK, commit_report, metadata, rest_table, scan_report
+from tests.proxy.reports import APP_ID, SPARK, Queued, commit_report, interpreter, metadata, rest_table, scan_report
 from tests.support.olschema import validate_event
 
 WHEN = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -88,8 +90,8 @@ def test_a_held_complete_gets_the_reads_and_the_report_and_a_late_report_is_othe
     md = metadata()
     table = rest_table(("db", "b"), md)
     last = md["snapshots"][-1]
-    held = json.loads(to_json(snapshot_run_event(table, snapshot_stats(table, last["snapshot-id"], depth="summary"),
-                                                 Settings())))
+    held = snapshot_run_event(table, snapshot_stats(table, last["snapshot-id"], depth="summary"), Settings())
+    sent = doc(held)
     read = apps.TableRead("s3://warehouse/a", "a", 42)
     report = CommitReport.from_json(commit_report(last["snapshot-id"], last["sequence-number"], metadata=SPARK))
     complete = doc(apps.commit_report_event(apps.with_reads(held, [read]), report))
@@ -99,34 +101,34 @@ def test_a_held_complete_gets_the_reads_and_the_report_and_a_late_report_is_othe
                                       "addedFilesSizeInBytes": 3718, "addedDVs": 1}
     assert (facet["snapshotId"], facet["sequenceNumber"], facet["metadata"]) == (
         last["snapshot-id"], last["sequence-number"], SPARK)
-    assert complete["run"]["runId"] == held["run"]["runId"]
+    assert complete["run"]["runId"] == sent["run"]["runId"]
+    assert doc(held) == sent  # the held event itself is unchanged
     without = doc(apps.commit_report_event(held, None))
-    assert without["outputs"][0]["outputFacets"] == held["outputs"][0]["outputFacets"]
+    assert without["outputs"][0]["outputFacets"] == sent["outputs"][0]["outputFacets"]
     late = doc(apps.late_report_event(held, report, WHEN))
-    assert (late["eventType"], late["run"]["runId"], late["job"]["name"]) == ("OTHER", held["run"]["runId"],
-                                                                          held["job"]["name"])
+    assert (late["eventType"], late["run"]["runId"], late["job"]["name"]) == ("OTHER", sent["run"]["runId"],
+                                                                          sent["job"]["name"])
     assert late["outputs"][0]["outputFacets"]["icebergCommitReport"] == facet
 
 
-def test_a_bridge_lifecycle_run_is_its_start_then_its_complete_each_recorded_without_a_snapshot():
-    """A DROP relayed by the bridge (``Reporter._lifecycle``, as CREATE, REGISTER, ALTER and RENAME): START then
-    COMPLETE of the scanner's deterministic lifecycle run, each in ``Exchange.built`` with no snapshot; only the
-    COMPLETE with ``events.start_events: false``."""
+def test_a_proxy_lifecycle_run_is_its_start_then_its_complete_each_without_a_snapshot():
+    """A DROP relayed by the proxy (as CREATE, REGISTER, ALTER and RENAME): START then COMPLETE of the scanner's
+    deterministic lifecycle run, neither reporting a snapshot; only the COMPLETE with
+    ``events.start_events: false``."""
 
     md = metadata()
     for settings, kinds in ((Settings(), ["START", "COMPLETE"]), (Settings(events_start_events=False), ["COMPLETE"])):
-        reporter = Reporter(None, settings, upstream="http://127.0.0.1:9", public_uri="http://rest.example:8181",  # type: ignore[arg-type]
-                            depth="summary", io_properties={}, state=None)
-        reporter.cache.put(reporter.key(None, ("db", "b")), Known("s3://lake/db/b/metadata/v2.metadata.json", md))
-        exchange = Exchange(reporter, Capture(Route("drop", None, ("db",), "b"), 204))
-        events = [doc(e) for e in reporter.events_of(exchange)]
+        interp = interpreter(settings)
+        interp.tables.put(None, ("db", "b"), LoadResult("s3://lake/db/b/metadata/v2.metadata.json", md))
+        items = interp.build(Capture(Route("drop", None, ("db",), "b"), 204))
+        events = [doc(item.event) for item in items]
         assert [e["eventType"] for e in events] == kinds
         complete = events[-1]
         assert complete["outputs"][0]["facets"]["lifecycleStateChange"]["lifecycleStateChange"] == "DROP"
         instant = ms_to_datetime(md["last-updated-ms"])
         assert complete["run"]["runId"] == str(lifecycle_run_id(
             md["table-uuid"], "DROP", "s3://lake/db/b/metadata/v2.metadata.json", instant))
-        assert exchange.built == [(None, md["table-uuid"], complete["run"]["runId"])] * len(kinds)
+        assert items == [Built(item.event, None) for item in items]
         if len(events) == 2:
             start = events[0]
             assert (start["run"], start["job"], start["eventTime"]) == (
@@ -136,10 +138,10 @@ def test_a_bridge_lifecycle_run_is_its_start_then_its_complete_each_recorded_wit
                                          "outputFacets": {}}]
 
 
-def test_every_event_of_a_transaction_is_recorded_in_built_in_order():
-    """``Exchange.settled`` pairs ``built`` with the delivery results by position: a transaction whose first table
-    gains a column (ALTER and its checks run) and whose second gains a snapshot records one entry per event, in the
-    order sent, so the snapshot's COMPLETE is the one recorded as delivered."""
+def test_every_event_of_a_transaction_goes_out_in_order_and_only_the_snapshots_complete_is_recorded(tmp_path):
+    """A transaction whose first table gains a column (ALTER and its checks run) and whose second gains a snapshot:
+    interpreter -> tracker -> outbox, one batch in the order sent; settling it records the snapshot's COMPLETE
+    alone, with its delivery's status."""
 
     class Ledger:
         rows: list = []
@@ -156,11 +158,13 @@ def test_every_event_of_a_transaction_is_recorded_in_built_in_order():
     schema = copy.deepcopy(base_a["schemas"][-1])
     schema["schema-id"] = 1
     schema["fields"].append({"id": 4, "name": "note", "required": False, "type": "string"})
-    ledger = Ledger()
-    reporter = Reporter(None, Settings(), upstream="http://127.0.0.1:9", public_uri="http://rest.example:8181",  # type: ignore[arg-type]
-                        depth="summary", io_properties={}, state=ledger)  # type: ignore[arg-type]
-    reporter.cache.put(reporter.key("w", ("db", "a")), Known("s3://lake/db/a/metadata/v4.metadata.json", base_a))
-    reporter.cache.put(reporter.key("w", ("db", "b")), Known("s3://lake/db/b/metadata/v3.metadata.json", base_b))
+    ledger, queued = Ledger(), Queued()
+    settings = Settings(proxy_report_wait_s=0)  # nothing waits for a commit report here
+    interp = interpreter(settings, state=ledger)
+    tracker = ApplicationTracker(ApplicationStore(tmp_path / "state.db"), settings, interp.tables,
+                                 Outbox(queued, ledger))  # type: ignore[arg-type]
+    interp.tables.put("w", ("db", "a"), LoadResult("s3://lake/db/a/metadata/v4.metadata.json", base_a))
+    interp.tables.put("w", ("db", "b"), LoadResult("s3://lake/db/b/metadata/v3.metadata.json", base_b))
     request = {"table-changes": [
         {"identifier": {"namespace": ["db"], "name": "a"}, "requirements": [{"type": "assert-current-schema-id",
                                                                             "current-schema-id": 0}],
@@ -169,12 +173,15 @@ def test_every_event_of_a_transaction_is_recorded_in_built_in_order():
          "updates": [{"action": "add-snapshot", "snapshot": added},
                      {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch",
                       "snapshot-id": added["snapshot-id"]}]}]}
-    exchange = Exchange(reporter, Capture(Route("transaction", "w"), 204, request=json.dumps(request).encode()))
-    events = [doc(e) for e in exchange.events()]
+    items = interp.build(Capture(Route("transaction", "w"), 204, request=json.dumps(request).encode()))
+    assert [type(item) for item in items] == [Built] * 5 + [CommitRun]
+    tracker.send(items)
+    [batch] = queued.items
+    events = [doc(e) for e in batch.events()]
     assert [(e["job"]["name"], e["eventType"]) for e in events] == [
         ("db.a.catalog", "START"), ("db.a.catalog", "COMPLETE"), ("db.a.checks", "START"), ("db.a.checks", "COMPLETE"),
-        ("db.b.commit", "START"), ("db.b.commit", "COMPLETE")]
-    assert [run_id for _, _, run_id in exchange.built] == [e["run"]["runId"] for e in events]
+        ("db.b.commit", "START"), ("spark.application", "START"), ("db.b.commit", "COMPLETE")]
     results = [DeliveryResult("delivered" if e["eventType"] == "START" else "spooled") for e in events]
-    exchange.settled(results)
-    assert [(row.snapshot_id, row.status) for row in ledger.rows] == [(added["snapshot-id"], "spooled")]
+    batch.settled(results)
+    assert [(row.snapshot_id, row.status, row.run_id) for row in ledger.rows] == [
+        (added["snapshot-id"], "spooled", events[-1]["run"]["runId"])]

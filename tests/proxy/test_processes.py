@@ -3,6 +3,7 @@ builds and delivers. A stopped lineage process delays no request and, resumed, l
 channel is bounded and never waited on."""
 from __future__ import annotations
 
+import asyncio
 import logging
 import multiprocessing
 import os
@@ -16,7 +17,7 @@ from iceberg_lineage.lineage.facets import ms_to_datetime
 from iceberg_lineage.lineage.profiles import table_run_id
 from iceberg_lineage.proxy.capture import Capture, CaptureQueue
 from iceberg_lineage.proxy.routes import Route
-from iceberg_lineage.proxy.tables import Known, OwnCatalog
+from iceberg_lineage.proxy.tables import LoadResult, TableLoader
 from tests.support.lineage_server import LineageServer
 from tests.support.olschema import validate_event
 from tests.support.proxy import own_properties, start_proxy, wait_until
@@ -79,14 +80,14 @@ def test_a_stopped_lineage_process_delays_no_request_and_resumed_loses_no_event(
     assert proxy.process.returncode == 0
 
 
-class NoCatalog(OwnCatalog):
+class NoCatalog(TableLoader):
     def __init__(self) -> None:
-        super().__init__("http://127.0.0.1:9", {})
+        super().__init__("http://127.0.0.1:9", {}, 5.0)
         self.loads: list[tuple[str, ...]] = []
 
-    def load(self, identifier):
+    def _load(self, identifier):
         self.loads.append(tuple(identifier))
-        return Known("s3://w/t/metadata/00001.json", {"format-version": 2})
+        return LoadResult("s3://w/t/metadata/00001.json", {"format-version": 2})
 
 
 def test_a_full_channel_leaves_a_capture_out_with_a_warning_and_never_waits(caplog):
@@ -111,9 +112,9 @@ def test_the_tables_a_serving_process_sent_need_no_load_before_their_drop():
     captures = CaptureQueue(channel, own, known_tables=2)
     for table in ("a", "b", "c"):  # a falls out: at most 2 remembered
         captures.submit(Capture(Route("commit", None, ("db",), table), 200))
-    captures.ensure_known(None, ("db", "c"))
+    asyncio.run(captures.ensure_known(None, ("db", "c")))
     assert own.loads == []
-    captures.ensure_known(None, ("db", "a"))
+    asyncio.run(captures.ensure_known(None, ("db", "a")))
     assert own.loads == [("db", "a")]
     captures.submit(Capture(Route("drop", None, ("db",), "c"), 204))
     assert not captures.knows(None, ("db", "c"))

@@ -18,10 +18,11 @@ from iceberg_lineage.lineage.events import snapshot_run_id
 from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.lineage.tags import RUN_ID_PROPERTY
 from iceberg_lineage.proxy.capture import Capture
-from iceberg_lineage.proxy.report import Exchange, Reporter
-from iceberg_lineage.proxy.tables import Known
+from iceberg_lineage.proxy.interpreter import Interpreter
 from iceberg_lineage.proxy.routes import Route
-from iceberg_lineage.state.bridge import BridgedSnapshot, BridgeState
+from iceberg_lineage.proxy.tables import LoadResult
+from iceberg_lineage.state.proxy_snapshots import ProxiedSnapshot, ProxySnapshots
+from tests.proxy.reports import events_of, interpreter
 from tests.support.olschema import validate_event
 from tests.support.proxy import wait_until
 
@@ -29,14 +30,14 @@ ROWS = pa.table({"id": pa.array([1, 2], pa.int64())})
 PUBLIC = "http://proxy.example:8181"
 
 
-def raw(table) -> Known:
-    return Known(table.metadata_location, json.loads(table.metadata.model_dump_json(by_alias=True, exclude_none=True)))
+def raw(table) -> LoadResult:
+    return LoadResult(table.metadata_location,
+                      json.loads(table.metadata.model_dump_json(by_alias=True, exclude_none=True)))
 
 
-def reporter(seaweed) -> Reporter:
+def reporter(seaweed, depth: str = "summary") -> Interpreter:
     own = {"credential": seaweed.credential, "warehouse": "s3://warehouse/", **seaweed.s3_properties()}
-    return Reporter(None, Settings(), upstream=seaweed.uri, public_uri=PUBLIC, depth="summary",  # type: ignore[arg-type]
-                    io_properties=own, state=None)
+    return interpreter(Settings(), upstream=seaweed.uri, public_uri=PUBLIC, io_properties=own, depth=depth)
 
 
 def comparable(event) -> dict:
@@ -58,14 +59,14 @@ def test_a_transaction_commit_reports_what_a_table_commit_reports(seaweed):
     change = {"requirements": [{"type": "assert-ref-snapshot-id", "ref": "main",
                                 "snapshot-id": before.metadata["current-snapshot-id"]}], "updates": updates}
     commit = reporter(seaweed)
-    by_commit = commit.events_of(Exchange(commit, Capture(
+    by_commit = events_of(commit.build(Capture(
         Route("commit", "warehouse", ("tx",), "t"), 200, request=json.dumps(change).encode(),
         response=json.dumps({"metadata-location": after.metadata_location, "metadata": after.metadata}).encode())))
     transaction = json.dumps({"table-changes": [{"identifier": {"namespace": ["tx"], "name": "t"}, **change}]}).encode()
     warm, cold = reporter(seaweed), reporter(seaweed)
-    warm.cache.put(("warehouse", "tx", "t"), before)
-    by_warm = warm.events_of(Exchange(warm, Capture(Route("transaction", "warehouse"), 204, request=transaction)))
-    by_cold = cold.events_of(Exchange(cold, Capture(Route("transaction", "warehouse"), 204, request=transaction)))
+    warm.tables.put("warehouse", ("tx", "t"), before)
+    by_warm = events_of(warm.build(Capture(Route("transaction", "warehouse"), 204, request=transaction)))
+    by_cold = events_of(cold.build(Capture(Route("transaction", "warehouse"), 204, request=transaction)))
     run_id = str(snapshot_run_id(after.metadata["table-uuid"], new["snapshot-id"], new["timestamp-ms"]))
     assert [e.run.runId for e in by_commit + by_warm + by_cold] == [run_id] * 6
     assert [e.eventType.value for e in by_commit + by_warm + by_cold] == ["START", "COMPLETE"] * 3
@@ -85,12 +86,12 @@ def test_hook_tagged_snapshots_are_recorded_as_the_hooks_and_not_sent(stack, tmp
     snapshot = stack.seaweed.catalog("direct").load_table("hooked.t").metadata.snapshots[0]
     run_id = snapshot.summary[RUN_ID_PROPERTY]
     identity = str(stack.seaweed.catalog("direct").load_table("hooked.t").metadata.table_uuid)
-    state = BridgeState(stack.proxy.state_path)
+    state = ProxySnapshots(stack.proxy.state_path)
     try:
         rows = wait_until(lambda: state.snapshots(identity))
     finally:
         state.close()
-    assert rows == [BridgedSnapshot(identity, snapshot.snapshot_id, "hook", run_id, "hook")]
+    assert rows == [ProxiedSnapshot(identity, snapshot.snapshot_id, "hook", run_id, "hook")]
     assert run_id == str(snapshot_run_id(identity, snapshot.snapshot_id, snapshot.timestamp_ms))
     stack.lineage.wait_idle()
     sent = [e for e in stack.lineage.accepted_events() if e["outputs"][0]["name"].endswith("hooked/t")]
@@ -109,11 +110,10 @@ def test_deeper_depths_read_storage_with_the_proxys_own_properties_only(seaweed)
     # the answer vends storage credentials that do not work: the proxy must not use them
     answer = {"metadata-location": after.metadata_location, "metadata": after.metadata,
               "config": {"s3.access-key-id": "vended", "s3.secret-access-key": "vended-wrong-secret"}}
-    deep = reporter(seaweed)
-    deep.depth = "entries"
-    (start, event) = deep.events_of(Exchange(deep, Capture(Route("commit", "warehouse", ("deep",), "t"), 200,
-                                                     request=json.dumps(change).encode(),
-                                                     response=json.dumps(answer).encode())))
+    deep = reporter(seaweed, depth="entries")
+    (start, event) = events_of(deep.build(Capture(Route("commit", "warehouse", ("deep",), "t"), 200,
+                                                  request=json.dumps(change).encode(),
+                                                  response=json.dumps(answer).encode())))
     assert start.eventType.value == "START"
     validate_event(to_json(event))
     facets = json.loads(to_json(event))["outputs"][0]["facets"]

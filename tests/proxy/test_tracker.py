@@ -5,18 +5,23 @@ owner, the old one dead) completing what was left open; one owner per row across
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
 from openlineage.client.event_v2 import RunEvent
 
 from iceberg_lineage.config import load_settings
-from iceberg_lineage.lineage import applications as apps
-from iceberg_lineage.lineage.events import snapshot_run_event, start_event
+from iceberg_lineage.delivery.delivery import DeliveryResult
+from iceberg_lineage.lineage import engine_runs as apps
+from iceberg_lineage.lineage.events import snapshot_run_event, snapshot_run_id, start_event
 from iceberg_lineage.lineage.serde import to_json
-from iceberg_lineage.proxy.applications import ApplicationTracker
-from iceberg_lineage.state.applications import ApplicationStore
+from iceberg_lineage.proxy.capture import Capture
+from iceberg_lineage.proxy.outbox import Built, Outbox, SnapshotRef
+from iceberg_lineage.proxy.routes import Route
+from iceberg_lineage.proxy.tracker import ApplicationTracker, CommitRun
+from iceberg_lineage.state.proxy_runs import KEEP_COMMIT_S, ApplicationStore
 from iceberg_lineage.stats import snapshot_stats
-from tests.proxy.reports import SPARK, commit_report, metadata, rest_table, scan_report
+from tests.proxy.reports import SPARK, Queued, commit_report, interpreter, metadata, relayed, rest_table, scan_report
 from tests.support.olschema import validate_event
 
 DEAD_OWNER = "{host}:999999999:dead"
@@ -32,34 +37,47 @@ class Clock:
 
 
 class Harness:
+    """The lineage process's tracker with a test clock: reports go in as captures through the interpreter, commits
+    as the interpreter hands them on; what reaches the outbox is built and settled as delivered."""
+
     def __init__(self, path, clock: Clock, **settings) -> None:
         self.settings = load_settings(overrides={"proxy.report_wait_s": 2, "proxy.run_idle_timeout_s": 300,
                                                  **settings})
-        self.queued: list = []
+        self.queued = Queued()
         self.recorded: list = []
         self.store = ApplicationStore(path)
-        self.tables = {("db", "a"): rest_table(("db", "a")), ("db", "c"): rest_table(("db", "c")),
-                       ("db", "b"): rest_table(("db", "b"))}
-        self.tracker = ApplicationTracker(self.store, self.settings, submit=self.queued.append,
-                                          lookup=lambda _prefix, ident: self.tables.get(tuple(ident)),
-                                          record=self.recorded.extend, clock=clock)
+        self.interpreter = interpreter(self.settings)
+        for ident in (("db", "a"), ("db", "b"), ("db", "c")):
+            self.interpreter.tables.put("warehouse", ident, relayed(ident))
+        self.tracker = ApplicationTracker(self.store, self.settings, self.interpreter.tables,
+                                          Outbox(self.queued, self), clock=clock)  # type: ignore[arg-type]
+        self.interpreter.tracker = self.tracker  # the test's own wiring of the two halves
+
+    def record(self, rows) -> None:  # the proxy's snapshots state
+        self.recorded.extend(rows)
 
     def post(self, ident: tuple[str, ...], report: dict) -> list[dict]:
-        """A report as the emitter builds it, then everything queued meanwhile."""
-        outgoing = self.tracker.capture("warehouse", ident, json.dumps(report).encode())
-        return self.drain([outgoing])
+        """A report posted to ``/metrics``, as the lineage process reads it; then everything sent meanwhile."""
+        route = Route("metrics", "warehouse", ident[:-1], ident[-1])
+        self.interpreter.interpret(Capture(route, 204, request=json.dumps(report).encode()))
+        return self.drain()
 
-    def drain(self, items: list | None = None) -> list[dict]:
-        items = (items or []) + self.queued
-        self.queued.clear()
+    def commit(self, ident: tuple[str, ...], identity: str, snapshot_id: int, summary: dict,
+               event: RunEvent) -> list[dict]:
+        """A snapshot's run event as the interpreter hands it on; then everything sent."""
+        if event.eventType.value == "COMPLETE":
+            self.tracker.send([CommitRun("warehouse", ident, SnapshotRef(identity, snapshot_id), summary, event)])
+        else:
+            self.tracker.send([Built(event)])
+        return self.drain()
+
+    def drain(self) -> list[dict]:
         out = []
-        for item in items:
-            events = [item] if isinstance(item, RunEvent) else item.events()
-            if hasattr(item, "settled"):
-                from iceberg_lineage.delivery.delivery import DeliveryResult
-
-                item.settled([DeliveryResult("delivered")] * len(events))
+        for batch in self.queued.items:
+            events = batch.events()
+            batch.settled([DeliveryResult("delivered")] * len(events))
             out += [json.loads(to_json(e)) for e in events]
+        self.queued.items.clear()
         for event in out:
             validate_event(event)
         return out
@@ -70,7 +88,7 @@ def snapshot(md: dict, index: int = -1) -> dict:
 
 
 def complete_of(harness: Harness, md: dict) -> RunEvent:
-    table = harness.tables[("db", "b")]
+    table = harness.interpreter.tables.table_of("warehouse", ("db", "b"))
     sid = snapshot(md)["snapshot-id"]
     return snapshot_run_event(table, snapshot_stats(table, sid, depth="summary"), harness.settings)
 
@@ -96,8 +114,8 @@ def test_an_application_reads_a_and_c_and_writes_b(tmp_path, clock):
     summary = {**snapshot(md)["summary"], "spark.app.id": SPARK["app-id"], "iceberg-version": JAVA}
     sid, seq = snapshot(md)["snapshot-id"], snapshot(md)["sequence-number"]
     start = start_event(complete_of(h, md))  # the run's START goes straight out, its COMPLETE waits
-    assert h.tracker.hold("warehouse", ("db", "b"), "uuid-b", sid, summary, start) == [start]
-    assert h.tracker.hold("warehouse", ("db", "b"), "uuid-b", sid, summary, complete_of(h, md)) == []
+    assert h.commit(("db", "b"), "uuid-b", sid, summary, start) == [json.loads(to_json(start))]
+    assert h.commit(("db", "b"), "uuid-b", sid, summary, complete_of(h, md)) == []
     clock.now += 1
     [complete] = h.post(("db", "b"), commit_report(sid, seq, metadata=SPARK))
     assert complete["eventType"] == "COMPLETE" and complete["job"]["name"] == "db.b.commit"
@@ -130,9 +148,8 @@ def test_a_commit_without_its_report_goes_out_after_the_wait_and_a_late_report_i
     md = metadata()
     sid, seq = snapshot(md)["snapshot-id"], snapshot(md)["sequence-number"]
     event = complete_of(h, md)
-    assert h.tracker.hold("warehouse", ("db", "b"), "uuid-b", sid, {**snapshot(md)["summary"], "iceberg-version": JAVA},
-                          event) == []
-    h.drain()  # the START of the fixture's own application
+    held = h.commit(("db", "b"), "uuid-b", sid, {**snapshot(md)["summary"], "iceberg-version": JAVA}, event)
+    assert kinds(held) == [("START", "spark.application")]  # the fixture's own application; the COMPLETE waits
     h.tracker.sweep()
     assert h.drain() == []
     clock.now += 0.5
@@ -151,8 +168,7 @@ def test_a_report_before_its_commit_completes_it_at_once(tmp_path, clock):
     md = metadata()
     sid, seq = snapshot(md)["snapshot-id"], snapshot(md)["sequence-number"]
     assert h.post(("db", "b"), commit_report(sid, seq)) == []
-    [complete] = [json.loads(to_json(e)) for e in h.tracker.hold("warehouse", ("db", "b"), "uuid-b", sid, {},
-                                                                    complete_of(h, md))]
+    [complete] = h.commit(("db", "b"), "uuid-b", sid, {}, complete_of(h, md))
     assert complete["outputs"][0]["outputFacets"]["icebergCommitReport"]["commitMetrics"]["totalDuration"] == 1234
     clock.now += 10
     h.tracker.sweep()
@@ -191,8 +207,7 @@ def test_shutdown_sends_what_it_holds_and_completes_what_it_owns(tmp_path, clock
     h = Harness(tmp_path / "state.db", clock)
     md = metadata()
     h.post(("db", "a"), scan_report(snapshot(md, 0)["snapshot-id"], metadata=SPARK))
-    h.tracker.hold("warehouse", ("db", "b"), "uuid-b", snapshot(md)["snapshot-id"], {"iceberg-version": JAVA},
-                   complete_of(h, md))
+    h.commit(("db", "b"), "uuid-b", snapshot(md)["snapshot-id"], {"iceberg-version": JAVA}, complete_of(h, md))
     h.tracker.start()
     h.tracker.stop()
     assert sorted(kinds(h.drain())) == [("COMPLETE", "db.b.commit"), ("COMPLETE", "spark.application")]
@@ -202,8 +217,36 @@ def test_a_commit_no_report_is_expected_for_goes_out_at_once(tmp_path, clock):
     h = Harness(tmp_path / "state.db", clock)
     md = metadata()
     summary = {k: v for k, v in snapshot(md)["summary"].items() if k != "spark.app.id"}  # DuckDB, plain PyIceberg
-    [event] = h.tracker.hold("warehouse", ("db", "b"), "uuid-b", snapshot(md)["snapshot-id"], summary,
-                             complete_of(h, md))
-    assert event.eventType.value == "COMPLETE" and h.drain() == []
+    [event] = h.commit(("db", "b"), "uuid-b", snapshot(md)["snapshot-id"], summary, complete_of(h, md))
+    assert event["eventType"] == "COMPLETE" and h.drain() == []
     [late] = h.post(("db", "b"), commit_report(snapshot(md)["snapshot-id"], snapshot(md)["sequence-number"]))
-    assert (late["eventType"], late["run"]["runId"]) == ("OTHER", event.run.runId)
+    assert (late["eventType"], late["run"]["runId"]) == ("OTHER", event["run"]["runId"])
+    assert [(r.identity, r.status) for r in h.recorded] == [("uuid-b", "delivered")]
+
+
+def test_a_report_whose_commit_never_came_is_one_other_event_of_the_snapshots_run_when_its_wait_expires(tmp_path,
+                                                                                                       clock):
+    """A proxy restarted between a commit and its report, or another proxy in front of the catalog: the report
+    waits for its commit as long as a commit waits for a late report, then is an OTHER event of the snapshot's
+    deterministic run (the table loaded by the proxy), which the scanner's COMPLETE joins."""
+    h = Harness(tmp_path / "state.db", clock)
+    md = metadata()
+    last = snapshot(md)
+    assert h.post(("db", "b"), commit_report(last["snapshot-id"], last["sequence-number"])) == []
+    clock.now += KEEP_COMMIT_S - 1
+    h.tracker.sweep()
+    assert h.drain() == []
+    clock.now += 1
+    h.tracker.sweep()
+    [other] = h.drain()
+    identity = str(uuid.uuid5(uuid.NAMESPACE_URL, "db.b"))  # the table as relayed (tests.proxy.reports)
+    assert (other["eventType"], other["run"]["runId"]) == (
+        "OTHER", str(snapshot_run_id(identity, last["snapshot-id"], last["timestamp-ms"])))
+    assert other["job"]["name"] == complete_of(h, md).job.name
+    [output] = other["outputs"]
+    assert (output["namespace"], output["name"]) == ("s3://warehouse", "db/b")
+    assert output["outputFacets"]["icebergCommitReport"]["commitMetrics"]["totalDuration"] == 1234
+    clock.now += KEEP_COMMIT_S
+    h.tracker.sweep()
+    assert h.drain() == []  # exactly once
+    assert h.recorded == []  # an OTHER completes no snapshot
