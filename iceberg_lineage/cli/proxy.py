@@ -1,14 +1,18 @@
-"""``iceberg-lineage proxy``: the REST bridge in front of an Iceberg REST catalog (see :mod:`iceberg_lineage.proxy`).
+"""``iceberg-lineage proxy``: the proxy (the REST-catalog bridge) in front of an Iceberg REST catalog (see
+:mod:`iceberg_lineage.proxy`).
 
 Exit codes: 0 stopped by SIGTERM/SIGINT; 1 a worker process failed; 2 usage or configuration error (a listen address
 in use included).
 """
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import click
 
 from iceberg_lineage.cli.common import profile_option, run_guarded
 from iceberg_lineage.errors import ConfigError
+from iceberg_lineage.redact import strip_userinfo
 
 def parse_listen(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
@@ -25,6 +29,17 @@ def parse_properties(values: tuple[str, ...]) -> dict[str, str]:
             raise click.BadParameter("expected KEY=VALUE", param_hint="--io-property")  # the value may be a secret
         out[key] = val
     return out
+
+
+def check_upstream(upstream: str) -> None:
+    """An http(s) URL without user information: aiohttp refuses to send an engine's ``Authorization`` beside
+    credentials in the URL (every such request would fail), so they are refused at start, and never printed."""
+    if not upstream.startswith(("http://", "https://")):
+        raise ConfigError("--upstream must be an http:// or https:// URL")
+    if "@" in urlsplit(upstream).netloc:
+        raise ConfigError(f"--upstream must not carry user information ({strip_userinfo(upstream)} without it): "
+                          "engines send their own Authorization; give the proxy's own credentials with "
+                          "--io-property credential=... or token=...")
 
 
 @click.command("proxy")
@@ -57,8 +72,7 @@ def proxy_command(upstream: str, listen: str, public_uri: str | None, depth: str
         from iceberg_lineage.proxy import ProxyOptions, serve
         from iceberg_lineage.proxy.server import default_announce
 
-        if not upstream.startswith(("http://", "https://")):
-            raise ConfigError("--upstream must be an http:// or https:// URL")
+        check_upstream(upstream)
         logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(message)s")
         settings = load_settings(flags={"proxy.run_idle_timeout_s": run_idle_timeout, "consumer.profile": profile})
         options = ProxyOptions(upstream, host, port, public_uri, depth, props, workers)
