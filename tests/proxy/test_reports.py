@@ -7,7 +7,7 @@ import json
 
 import pyarrow as pa
 
-from iceberg_lineage.lineage.applications import application_run_id
+from iceberg_lineage.lineage.engine_runs import application_run_id
 from iceberg_lineage.lineage.events import snapshot_run_id
 from tests.proxy.conftest import run_of
 from tests.proxy.reports import commit_report, scan_report

@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 
-from iceberg_lineage.lineage.applications import application_run_id
+from iceberg_lineage.lineage.engine_runs import application_run_id
 from iceberg_lineage.lineage.events import snapshot_run_id
 from tests.proxy.conftest import run_of
 from tests.support.engines import REPO, require
