@@ -3,17 +3,15 @@ only for an upstream that does not implement the endpoint (405, 406, 501, or ``e
 exactly the reports that were accepted."""
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 
 import pytest
 
 from iceberg_lineage.proxy.metrics import MetricsSupport, handle_metrics
 from iceberg_lineage.proxy.routes import METRICS_ENDPOINT
 from tests.proxy.reports import scan_report
-from tests.support.lineage_server import Answer, LineageServer, free_port
-from tests.support.proxy import post
+from tests.support.lineage_server import Answer, LineageServer
+from tests.support.proxy import post, serve_in_thread
 
 PATH = "/v1/warehouse/namespaces/db/tables/a/metrics"
 NO_TABLE = json.dumps({"error": {"message": "Table does not exist: db.a", "type": "NoSuchTableException",
@@ -25,9 +23,7 @@ def serve(upstream: str, support: MetricsSupport, accepted: list) -> str:
     import aiohttp
     from aiohttp import web
 
-    port, ready = free_port(), threading.Event()
-
-    async def main() -> None:
+    async def make() -> web.Application:
         session = aiohttp.ClientSession(auto_decompress=False)
 
         async def handle(request: web.Request) -> web.StreamResponse:
@@ -35,15 +31,9 @@ def serve(upstream: str, support: MetricsSupport, accepted: list) -> str:
 
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", handle)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        ready.set()
-        await asyncio.Event().wait()
+        return app
 
-    threading.Thread(target=lambda: asyncio.run(main()), daemon=True).start()
-    ready.wait(10)
-    return f"http://127.0.0.1:{port}"
+    return serve_in_thread(make)
 
 
 @pytest.mark.parametrize("status, body, engine_gets, handed_on", [

@@ -272,3 +272,22 @@ def hang_up_server(delay: float | None = None, partial: bytes = b"") -> tuple[so
 
     threading.Thread(target=serve, daemon=True).start()
     return server, f"http://127.0.0.1:{server.getsockname()[1]}"
+
+
+def serve_in_thread(make: Any) -> str:
+    """The aiohttp application ``make()`` returns (called in its own event loop, on a daemon thread); its URL."""
+    import aiohttp  # noqa: F401 - the server needs it
+    from aiohttp import web
+
+    port, ready = free_port(), threading.Event()
+
+    async def main() -> None:
+        runner = web.AppRunner(await make(), access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        ready.set()
+        await asyncio.Event().wait()
+
+    threading.Thread(target=lambda: asyncio.run(main()), daemon=True).start()
+    ready.wait(10)
+    return f"http://127.0.0.1:{port}"
