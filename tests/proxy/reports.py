@@ -38,8 +38,8 @@ def rest_table(identifier: tuple[str, ...] = ("db", "a"), md: dict[str, Any] | N
 
 
 def tables(upstream: str = "http://127.0.0.1:9", public_uri: str = PUBLIC_URI,
-           io_properties: dict[str, str] | None = None) -> RelayedTables:
-    return RelayedTables(TableLoader(upstream, io_properties or {}, 30.0), 100, public_uri=public_uri,
+           io_properties: dict[str, str] | None = None, own_load_timeout_s: float = 30.0) -> RelayedTables:
+    return RelayedTables(TableLoader(upstream, io_properties or {}, own_load_timeout_s), 100, public_uri=public_uri,
                          io_properties=io_properties or {})
 
 
@@ -48,7 +48,8 @@ def interpreter(settings: Settings, *, upstream: str = "http://127.0.0.1:9", pub
                 tracker: Any = None) -> Interpreter:
     """An interpreter whose :meth:`~Interpreter.build` a test calls (without a tracker) or which hands on to
     ``tracker``."""
-    return Interpreter(settings, tables(upstream, public_uri, io_properties), tracker, state, depth=depth)
+    return Interpreter(settings, tables(upstream, public_uri, io_properties, settings.proxy_own_load_timeout_s),
+                       tracker, state, depth=depth)
 
 
 def events_of(items: list) -> list:

@@ -19,12 +19,12 @@ from tests.support.proxy import get, serve_in_thread, wait_until
 PUBLIC = "http://proxy.example:8181"
 
 
-def relay_through(upstream: str) -> tuple[str, queue.Queue]:
+def relay_through(upstream: str, own_load_timeout_s: float = 5.0) -> tuple[str, queue.Queue]:
     """A serving process's application in front of ``upstream``; its URL and its channel."""
     channel: queue.Queue = queue.Queue()
 
     async def make():
-        captures = CaptureQueue(channel, TableLoader(upstream, {}, 5.0), 100)
+        captures = CaptureQueue(channel, TableLoader(upstream, {}, own_load_timeout_s), 100)
         return make_app(ProxyOptions(upstream, public_uri=PUBLIC), Settings(), captures)
 
     return serve_in_thread(make), channel
