@@ -132,7 +132,7 @@ def test_a_schema_change_through_the_proxy_is_a_checks_run_and_an_alert(story, s
     [assertion] = table["inputFacets"]["dataQualityAssertions"]["assertions"]
     assert (assertion["assertion"], assertion["column"], assertion["success"], assertion["severity"]) == (
         "schema", "note", False, "warn")
-    alerts = [line for line in stack.proxy.output().splitlines() if "schema alert: stack.life:" in line]
+    alerts = [line for line in stack.proxy.output().splitlines() if "schema alert: bridge.life:" in line]
     assert len(alerts) == 1 and "field note (string) added" in alerts[0]
 
 
