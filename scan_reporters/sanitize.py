@@ -236,3 +236,60 @@ def sanitize(expr: BooleanExpression, schema: Schema | None = None, case_sensiti
         except Exception:  # noqa: BLE001 - Java falls back to the unbound expression as well
             pass
     return _to_json(expr, clock, None)
+
+
+#: The tokens Java's sanitiser writes (``ExpressionUtil``): kept as they are when an expression arrives sanitised.
+_TOKEN = re.compile(
+    r"\((hash-[0-9a-f]{8}|-?\d+-digit-(int|float)|date|date-today|date-\d+-days-(ago|from-now)|time|timestamp"
+    r"|timestamp-about-now|timestamp-\d+-(hours|days)-(ago|from-now))\)"
+)
+_LOGICAL = {"and": ("left", "right"), "or": ("left", "right"), "not": ("child",)}
+
+
+def _json_token(value: Any, clock: _Clock) -> str:
+    """A literal of the JSON form by its JSON type, as Java sanitises an unbound literal."""
+    if isinstance(value, str):
+        return value if _TOKEN.fullmatch(value) else string_token(value, clock)
+    if isinstance(value, bool):
+        return hash_token("true" if value else "false")
+    if isinstance(value, int):
+        return number_token(value, "int")
+    if isinstance(value, float):
+        return number_token(value, "float")
+    return hash_token(type(value).__name__)  # an object or a list where a literal belongs: nothing of it is kept
+
+
+def sanitize_json(expr: Any) -> Any:
+    """An expression in Java's ``ExpressionParser`` JSON form (a report's ``filter`` as it arrives) with every literal
+    that is not already one of Java's tokens replaced as Java's sanitiser does; operators and terms stay. Anything
+    that is not a known shape keeps only what cannot carry data (``true``, ``false``), else becomes one hash token."""
+    clock = _Clock.current()
+
+    def walk(node: Any, depth: int) -> Any:
+        if isinstance(node, bool):
+            return node
+        if not isinstance(node, dict) or depth > 200 or not isinstance(node.get("type"), str):
+            return _json_token(node, clock)
+        kind = node["type"].lower()
+        if kind in _LOGICAL:
+            return {"type": kind, **{key: walk(node.get(key), depth + 1) for key in _LOGICAL[kind]}}
+        out: dict[str, Any] = {"type": kind}
+        if "term" in node:
+            out["term"] = _term(node["term"])
+        if "value" in node:
+            out["value"] = _json_token(node["value"], clock)
+        if isinstance(node.get("values"), list):
+            out["values"] = sorted(_json_token(v, clock) for v in node["values"])
+        return out
+
+    return walk(expr, 0)
+
+
+def _term(term: Any) -> Any:
+    """A reference (a column name) or a transform of one, as the JSON form names them; anything else hashed."""
+    if isinstance(term, str):
+        return term
+    if isinstance(term, dict) and term.get("type") in ("reference", "transform"):
+        kept = {k: term[k] for k in ("type", "transform") if isinstance(term.get(k), str)}
+        return {**kept, "term": _term(term.get("term"))} if "term" in term else kept
+    return hash_token(repr(term))

@@ -30,7 +30,7 @@ from iceberg_lineage.lineage import events as ev
 from iceberg_lineage.lineage import facets as fb
 from iceberg_lineage.lineage.facets import COMMIT_REPORT_KEY
 from iceberg_lineage.lineage.pyiceberg import scan_run_event
-from iceberg_lineage.lineage.runs import RunRef, application_of, application_ref, application_run_id, dataset_key
+from iceberg_lineage.lineage.runs import APPLICATION_KEYS, RunRef, application_of, application_ref, application_run_id, dataset_key
 from iceberg_lineage.read.source import LoadedTable
 from iceberg_lineage.stats import snapshot_stats
 
@@ -38,9 +38,15 @@ if TYPE_CHECKING:
     from scan_reporters.reports import CommitReport, ScanReport
 
 __all__ = [
-    "Application", "TableRead", "application_event", "application_run_id", "commit_report_event", "late_report_event",
-    "report_event", "scan_input", "scan_run", "with_reads",
+    "REPORT_METADATA_KEYS", "Application", "TableRead", "application_event", "application_run_id",
+    "commit_report_event", "late_report_event", "scan_input", "scan_run", "with_reads",
 ]
+
+
+#: The keys of a report's ``metadata`` kept (the rest never reaches a log or an event, like catalog properties):
+#: what names the engine and its application.
+REPORT_METADATA_KEYS = frozenset({"engine-name", "engine-version", "iceberg-version", "app-id",
+                                  *(key for key, _ in APPLICATION_KEYS)})
 
 
 @dataclass(frozen=True)
@@ -152,22 +158,16 @@ def commit_report_event(event: RunEvent, report: CommitReport | None) -> RunEven
 
 
 def late_report_event(event: RunEvent, report: CommitReport, when: dt.datetime) -> RunEvent:
-    """A commit report that came after its snapshot's COMPLETE went out: an OTHER event of the same run (the spec
-    allows it after a terminal event) carrying the complete ``icebergCommitReport``."""
-    return report_event(event.run.runId, event.job.namespace, event.job.name,
-                        [(o.namespace, o.name) for o in event.outputs or []], report, when)
-
-
-def report_event(run_id: str, job_namespace: str, job_name: str, outputs: Sequence[tuple[str, str]],
-                 report: CommitReport, when: dt.datetime) -> RunEvent:
-    """An OTHER event of the run ``run_id`` carrying ``icebergCommitReport`` on each of its ``outputs``."""
+    """A commit report that came after its snapshot's COMPLETE went out, or whose commit the proxy never saw: an
+    OTHER event of the snapshot's run (the spec allows it after a terminal event) carrying the complete
+    ``icebergCommitReport`` on each of the run's outputs."""
     facet = fb.commit_report_facet_of(report)
     return RunEvent(
         eventType=RunState.OTHER,
         eventTime=fb.iso_time(when),
-        run=Run(runId=run_id),
-        job=Job(namespace=job_namespace, name=job_name),
-        outputs=[OutputDataset(namespace=namespace, name=name, outputFacets={COMMIT_REPORT_KEY: facet})
-                 for namespace, name in outputs],
+        run=Run(runId=event.run.runId),
+        job=Job(namespace=event.job.namespace, name=event.job.name),
+        outputs=[OutputDataset(namespace=o.namespace, name=o.name, outputFacets={COMMIT_REPORT_KEY: facet})
+                 for o in event.outputs or []],
         producer=fb.PRODUCER,
     )

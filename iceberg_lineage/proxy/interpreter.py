@@ -27,6 +27,7 @@ from iceberg_lineage.delivery.emitter import FailureLog
 from iceberg_lineage.delivery.webhook import announce
 from iceberg_lineage.lineage import events as ev
 from iceberg_lineage.lineage.checks import table_alert_runs
+from iceberg_lineage.lineage.engine_runs import REPORT_METADATA_KEYS
 from iceberg_lineage.lineage.facets import ms_to_datetime
 from iceberg_lineage.lineage.tags import RUN_ID_PROPERTY, tagged
 from iceberg_lineage.proxy.capture import Capture
@@ -68,7 +69,7 @@ class Interpreter:
         route = capture.route
         if route.identifier is None or not capture.request:
             return
-        report = from_rest_request(self._json(capture.request, capture.request_encoding))
+        report = from_rest_request(_sanitized(self._json(capture.request, capture.request_encoding)))
         if isinstance(report, (ScanReport, CommitReport)):  # else an unknown report-type, as Java's unknown()
             self.tracker.report(route.prefix, route.identifier, report)
 
@@ -217,6 +218,21 @@ class Interpreter:
         loaded = LoadResult(answer.get("metadata-location"), answer["metadata"])
         self.tables.put(prefix, ident, loaded)
         return loaded
+
+
+def _sanitized(request: Any) -> Any:
+    """A ``ReportMetricsRequest`` as the proxy keeps it: its filter's literals as Iceberg Java's sanitiser writes
+    them (tokens already there stay), its ``metadata`` only the allow-listed keys."""
+    from scan_reporters.sanitize import sanitize_json
+
+    if not isinstance(request, Mapping):
+        return request
+    out = dict(request)
+    if "filter" in out:
+        out["filter"] = sanitize_json(out["filter"])
+    if isinstance(out.get("metadata"), Mapping):
+        out["metadata"] = {k: v for k, v in out["metadata"].items() if k in REPORT_METADATA_KEYS}
+    return out
 
 
 def _lifecycle(event: RunEvent, settings: Settings) -> list[Item]:

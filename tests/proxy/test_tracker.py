@@ -10,6 +10,8 @@ import uuid
 import pytest
 from openlineage.client.event_v2 import RunEvent
 
+from scan_reporters.sanitize import hash_token
+
 from iceberg_lineage.config import load_settings
 from iceberg_lineage.delivery.delivery import DeliveryResult
 from iceberg_lineage.lineage import engine_runs as apps
@@ -250,3 +252,23 @@ def test_a_report_whose_commit_never_came_is_one_other_event_of_the_snapshots_ru
     h.tracker.sweep()
     assert h.drain() == []  # exactly once
     assert h.recorded == []  # an OTHER completes no snapshot
+
+
+def test_a_scan_reports_filter_literals_and_metadata_never_reach_an_event_or_the_log(tmp_path, clock, caplog):
+    """A literal planted in a scan's filter and a value planted in the report's ``metadata``: the filter arrives as
+    Java's sanitiser writes it (a token Java wrote stays), ``metadata`` keeps only the allow-listed keys."""
+    h = Harness(tmp_path / "state.db", clock)
+    report = scan_report(snapshot(metadata(), 0)["snapshot-id"],
+                         metadata={**SPARK, "spark.hadoop.fs.s3a.secret.key": "PLANTED-META-SECRET"})
+    report["filter"] = {"type": "and", "left": {"type": "eq", "term": "token", "value": "PLANTED-FILTER-SECRET"},
+                        "right": {"type": "eq", "term": "id", "value": "(hash-3e5c6e7d)"}}
+    with caplog.at_level("DEBUG"):
+        events = h.post(("db", "a"), report)
+    text = json.dumps(events) + caplog.text
+    assert "PLANTED-FILTER-SECRET" not in text and "PLANTED-META-SECRET" not in text
+    [running] = [e for e in events if e["eventType"] == "RUNNING"]
+    facet = running["inputs"][0]["inputFacets"]["icebergScanReport"]
+    assert json.loads(facet["filterDescription"]) == {
+        "type": "and", "left": {"type": "eq", "term": "token", "value": hash_token("PLANTED-FILTER-SECRET")},
+        "right": {"type": "eq", "term": "id", "value": "(hash-3e5c6e7d)"}}
+    assert facet["metadata"] == SPARK

@@ -24,7 +24,7 @@ from pyiceberg.expressions import (
 from pyiceberg.schema import Schema
 from pyiceberg.types import DateType, DoubleType, LongType, NestedField, StringType, StructType
 
-from scan_reporters.sanitize import date_token, hash_token, number_token, sanitize, timestamp_token
+from scan_reporters.sanitize import date_token, hash_token, number_token, sanitize, sanitize_json, timestamp_token
 
 
 def test_hash_is_icebergs_string_bucket_hash():
@@ -94,3 +94,39 @@ def test_bound_sanitising_uses_column_types_and_full_names():
     assert sanitize(EqualTo("s.x", 12), schema) == {"type": "eq", "term": "s.x", "value": "(2-digit-int)"}
     assert sanitize(EqualTo("d", "1999-01-01"), schema) == {"type": "eq", "term": "d", "value": "(date)"}
     assert sanitize(EqualTo("missing", 1), schema) == {"type": "eq", "term": "missing", "value": "(1-digit-int)"}
+
+
+def test_a_filter_as_it_arrives_in_json_is_sanitised_as_java_does_and_java_tokens_stay():
+    """A report's ``filter`` in ``ExpressionParser`` JSON: literals become Java's tokens (``iceberg`` hashes to the
+    spec's value), tokens Java already wrote stay, operators and terms (transforms included) stay."""
+    today = dt.datetime.now(dt.timezone.utc).date()
+    planted = {
+        "type": "and",
+        "left": {"type": "or",
+                 "left": {"type": "eq", "term": "name", "value": "iceberg"},
+                 "right": {"type": "not", "child": {"type": "is-null", "term": "name"}}},
+        "right": {"type": "and",
+                  "left": {"type": "in", "term": "n", "values": [333, 1, 22.5]},
+                  "right": {"type": "lt",
+                            "term": {"type": "transform", "transform": "day", "term": "d"},
+                            "value": (today - dt.timedelta(days=2)).isoformat()}},
+    }
+    assert sanitize_json(planted) == {
+        "type": "and",
+        "left": {"type": "or",
+                 "left": {"type": "eq", "term": "name", "value": "(hash-481f22d9)"},
+                 "right": {"type": "not", "child": {"type": "is-null", "term": "name"}}},
+        "right": {"type": "and",
+                  "left": {"type": "in", "term": "n", "values": ["(1-digit-int)", "(2-digit-float)", "(3-digit-int)"]},
+                  "right": {"type": "lt", "term": {"type": "transform", "transform": "day", "term": "d"},
+                            "value": "(date-2-days-ago)"}},
+    }
+    java = {"type": "eq", "term": "id", "value": "(hash-3e5c6e7d)"}
+    assert sanitize_json(java) == java  # already sanitised by Java: unchanged
+    assert sanitize_json(True) is True and sanitize_json(False) is False
+    assert sanitize_json({"type": "eq", "term": "ok", "value": True}) == {"type": "eq", "term": "ok",
+                                                                         "value": hash_token("true")}
+    leaked = sanitize_json({"type": "eq", "term": "k", "value": {"type": "string", "value": "AKIA-SECRET"},
+                            "extra": "AKIA-SECRET"})
+    assert "AKIA-SECRET" not in repr(leaked) and set(leaked) == {"type", "term", "value"}
+    assert "AKIA-SECRET" not in repr(sanitize_json("AKIA-SECRET"))
