@@ -44,12 +44,24 @@ def tables(upstream: str = "http://127.0.0.1:9", public_uri: str = PUBLIC_URI,
 
 
 def interpreter(settings: Settings, *, upstream: str = "http://127.0.0.1:9", public_uri: str = PUBLIC_URI,
-                io_properties: dict[str, str] | None = None, depth: str = "summary", state: Any = None,
-                tracker: Any = None) -> Interpreter:
-    """An interpreter whose :meth:`~Interpreter.build` a test calls (without a tracker) or which hands on to
-    ``tracker``."""
+                io_properties: dict[str, str] | None = None, depth: str = "summary", state: Any = None) -> Interpreter:
+    """An interpreter whose :meth:`~Interpreter.build` a test calls (it hands nothing on: no tracker)."""
     return Interpreter(settings, tables(upstream, public_uri, io_properties, settings.proxy_own_load_timeout_s),
-                       tracker, state, depth=depth)
+                       None, state, depth=depth)  # type: ignore[arg-type]
+
+
+def lineage_end(settings: Settings, path: Any, *, upstream: str = "http://127.0.0.1:9", clock: Any = None,
+                state: Any = None) -> tuple[Interpreter, Queued]:
+    """The lineage process's objects as the proxy builds them, in one pass (tables -> tracker -> interpreter), with
+    the state file ``path``; what reaches the emitter is kept in the returned :class:`Queued`."""
+    from iceberg_lineage.proxy.outbox import Outbox
+    from iceberg_lineage.proxy.tracker import ApplicationTracker
+    from iceberg_lineage.state.proxy_runs import ApplicationStore
+
+    known, queued = tables(upstream, own_load_timeout_s=settings.proxy_own_load_timeout_s), Queued()
+    tracker = ApplicationTracker(ApplicationStore(path), settings, known, Outbox(queued, state),  # type: ignore[arg-type]
+                                 **({"clock": clock} if clock is not None else {}))
+    return Interpreter(settings, known, tracker, state, depth="summary"), queued
 
 
 def events_of(items: list) -> list:

@@ -12,11 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.proxy.capture import Capture
-from iceberg_lineage.proxy.outbox import Outbox
 from iceberg_lineage.proxy.routes import Route
-from iceberg_lineage.proxy.tracker import ApplicationTracker
-from iceberg_lineage.state.proxy_runs import ApplicationStore
-from tests.proxy.reports import Queued, interpreter, relayed
+from tests.proxy.reports import lineage_end, relayed
 from tests.proxy.test_relay import relay_through
 from tests.support.proxy import get, wait_until
 
@@ -118,9 +115,7 @@ def test_one_stuck_own_load_never_holds_lineage_behind_it(tmp_path):
     upstream = StuckCatalog(drip=True)
     try:
         settings = Settings(proxy_own_load_timeout_s=1.0, proxy_report_wait_s=0)
-        interp, queued = interpreter(settings, upstream=f"http://127.0.0.1:{upstream.port}"), Queued()
-        interp.tracker = ApplicationTracker(ApplicationStore(tmp_path / "state.db"), settings, interp.tables,
-                                            Outbox(queued, None))  # type: ignore[arg-type]
+        interp, queued = lineage_end(settings, tmp_path / "state.db", upstream=f"http://127.0.0.1:{upstream.port}")
         stuck = {"table-changes": [{"identifier": {"namespace": ["db"], "name": "stuck"}, "requirements": [],
                                     "updates": json.loads(commit_capture("stuck").request)["updates"]}]}
         captures = [Capture(Route("transaction", None), 204, request=json.dumps(stuck).encode()),

@@ -60,7 +60,6 @@ def test_a_config_answer_past_the_limit_passes_unchanged():
 def test_a_commit_whose_client_went_away_before_its_answer_is_still_captured():
     metadata = {"format-version": 2, "table-uuid": "u", "location": "s3://w/db/t"}
     answer = json.dumps({"metadata-location": "s3://w/db/t/metadata/v2.metadata.json", "metadata": metadata}).encode()
-    sent = threading.Event()
 
     def script(_n: int, _body: bytes) -> Answer:
         gone.wait(30)  # the commit landed upstream; the client leaves before its answer

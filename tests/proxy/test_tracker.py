@@ -18,12 +18,12 @@ from iceberg_lineage.lineage import engine_runs as apps
 from iceberg_lineage.lineage.events import snapshot_run_event, snapshot_run_id, start_event
 from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.proxy.capture import Capture
-from iceberg_lineage.proxy.outbox import Built, Outbox, SnapshotRef
+from iceberg_lineage.proxy.outbox import Built, SnapshotRef
 from iceberg_lineage.proxy.routes import Route
-from iceberg_lineage.proxy.tracker import ApplicationTracker, CommitRun
-from iceberg_lineage.state.proxy_runs import KEEP_COMMIT_S, ApplicationStore
+from iceberg_lineage.proxy.tracker import CommitRun
+from iceberg_lineage.state.proxy_runs import KEEP_COMMIT_S
 from iceberg_lineage.stats import snapshot_stats
-from tests.proxy.reports import SPARK, Queued, commit_report, interpreter, metadata, relayed, rest_table, scan_report
+from tests.proxy.reports import SPARK, commit_report, lineage_end, metadata, relayed, scan_report
 from tests.support.olschema import validate_event
 
 DEAD_OWNER = "{host}:999999999:dead"
@@ -45,15 +45,11 @@ class Harness:
     def __init__(self, path, clock: Clock, **settings) -> None:
         self.settings = load_settings(overrides={"proxy.report_wait_s": 2, "proxy.run_idle_timeout_s": 300,
                                                  **settings})
-        self.queued = Queued()
         self.recorded: list = []
-        self.store = ApplicationStore(path)
-        self.interpreter = interpreter(self.settings)
+        self.interpreter, self.queued = lineage_end(self.settings, path, clock=clock, state=self)
+        self.tracker, self.store = self.interpreter.tracker, self.interpreter.tracker.store
         for ident in (("db", "a"), ("db", "b"), ("db", "c")):
             self.interpreter.tables.put("warehouse", ident, relayed(ident))
-        self.tracker = ApplicationTracker(self.store, self.settings, self.interpreter.tables,
-                                          Outbox(self.queued, self), clock=clock)  # type: ignore[arg-type]
-        self.interpreter.tracker = self.tracker  # the test's own wiring of the two halves
 
     def record(self, rows) -> None:  # the proxy's snapshots state
         self.recorded.extend(rows)

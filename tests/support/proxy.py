@@ -276,7 +276,6 @@ def hang_up_server(delay: float | None = None, partial: bytes = b"") -> tuple[so
 
 def serve_in_thread(make: Any) -> str:
     """The aiohttp application ``make()`` returns (called in its own event loop, on a daemon thread); its URL."""
-    import aiohttp  # noqa: F401 - the server needs it
     from aiohttp import web
 
     port, ready = free_port(), threading.Event()
