@@ -119,6 +119,7 @@ class Settings:
     proxy_connect_timeout_s: float = 10.0
     proxy_upstream_timeout_s: float = 300.0
     proxy_own_load_timeout_s: float = 10.0
+    proxy_queue_max_bytes: int = 256 * 1024 * 1024
     #: REST bridge: seconds a commit's COMPLETE waits for the engine's commit report, and seconds without activity
     #: after which an engine application's run completes (``--run-idle-timeout``).
     proxy_report_wait_s: float = 2.0
@@ -173,6 +174,7 @@ KEYS: dict[str, str] = {
     "proxy.connect_timeout_s": "proxy_connect_timeout_s",
     "proxy.upstream_timeout_s": "proxy_upstream_timeout_s",
     "proxy.own_load_timeout_s": "proxy_own_load_timeout_s",
+    "proxy.queue_max_bytes": "proxy_queue_max_bytes",
     "proxy.report_wait_s": "proxy_report_wait_s",
     "proxy.run_idle_timeout_s": "proxy_run_idle_timeout_s",
     "checks": "checks",
@@ -250,8 +252,8 @@ def _validate(s: Settings) -> Settings:
         raise ConfigError("spool.max_rejections must be at least 1")
     if s.manifest_max_block_bytes < 1:
         raise ConfigError("manifest.max_block_bytes must be positive")
-    if s.proxy_max_body_bytes < 0 or s.proxy_cache_tables < 0:
-        raise ConfigError("proxy.max_body_bytes and proxy.cache_tables must not be negative")
+    if s.proxy_max_body_bytes < 0 or s.proxy_cache_tables < 0 or s.proxy_queue_max_bytes < 0:
+        raise ConfigError("proxy.max_body_bytes, proxy.cache_tables and proxy.queue_max_bytes must not be negative")
     for key in ("scan.delivery_deadline_s", "scan.table_timeout_s", "proxy.connect_timeout_s",
                 "proxy.upstream_timeout_s", "proxy.own_load_timeout_s", "proxy.run_idle_timeout_s"):
         if not getattr(s, KEYS[key]) > 0:  # also refuses NaN

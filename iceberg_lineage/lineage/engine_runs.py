@@ -30,7 +30,9 @@ from iceberg_lineage.lineage import events as ev
 from iceberg_lineage.lineage import facets as fb
 from iceberg_lineage.lineage.facets import COMMIT_REPORT_KEY
 from iceberg_lineage.lineage.pyiceberg import scan_run_event
-from iceberg_lineage.lineage.runs import APPLICATION_KEYS, RunRef, application_of, application_ref, application_run_id, dataset_key
+from iceberg_lineage.lineage.runs import (
+    APPLICATION_KEYS, RunRef, application_of, application_ref, application_run_id, dataset_key,
+)
 from iceberg_lineage.read.source import LoadedTable
 from iceberg_lineage.stats import snapshot_stats
 

@@ -51,8 +51,9 @@ def make_app(options: ProxyOptions, settings: Settings, captures: CaptureQueue) 
         """The upstream client's lifetime is the application's."""
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=settings.proxy_connect_timeout_s,
                                         sock_read=settings.proxy_upstream_timeout_s)
+        connector = aiohttp.TCPConnector(limit=0, enable_cleanup_closed=True)
         async with aiohttp.ClientSession(timeout=timeout, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
-                                         connector=aiohttp.TCPConnector(limit=0, enable_cleanup_closed=True)) as session:
+                                         connector=connector) as session:
             app[SESSION] = session
             yield
 

@@ -5,13 +5,18 @@ lineage process, which decodes, parses, builds and delivers. A serving process r
 (on the loader's own threads, bounded), and never builds an event or waits on delivery: lineage costs a request one
 queue put (the feeder thread pickles and writes the pipe).
 
-A full queue means the lineage process stopped reading; the capture is then left out with a warning (the
-scanner's catch-up reports the snapshots of such commits, with the same runIds), never waited for.
+The queue is bounded in captures and in bytes (``proxy.queue_max_bytes``: the bodies queued and not yet taken by the
+lineage process). Past the bytes, a capture goes without its bodies (one warning), and the lineage process reloads
+the table with the proxy's own credentials; a full queue means the lineage process stopped reading, and the capture
+is then left out with a warning (the scanner's catch-up reports the snapshots of such commits, with the same
+runIds). Neither is ever waited for.
 """
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import multiprocessing
 import queue
 import threading
 from dataclasses import dataclass
@@ -39,27 +44,74 @@ class Capture:
     request_encoding: str | None = None
     response: bytes | None = None
     response_encoding: str | None = None
+    #: the bodies were read but not queued (past ``proxy.queue_max_bytes``): the lineage process reloads the table
+    bodies_left_out: bool = False
+
+    @property
+    def size(self) -> int:
+        return len(self.request or b"") + len(self.response or b"")
+
+
+class ByteBudget:
+    """Bytes of captures a serving process queued that the lineage process has not taken yet, at most ``limit``;
+    shared by both ends (a ``multiprocessing`` value, made before the fork)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._queued = multiprocessing.get_context("fork").Value("q", 0)
+
+    def take(self, size: int) -> bool:
+        """Count ``size`` bytes in, unless that goes past the limit."""
+        with self._queued.get_lock():
+            if self._queued.value + size > self.limit:
+                return False
+            self._queued.value += size
+            return True
+
+    def release(self, size: int) -> None:
+        with self._queued.get_lock():
+            self._queued.value -= size
+
+
+@dataclass(frozen=True)
+class Channel:
+    """One serving process's way to the lineage process: its queue (bounded in captures) and its byte budget."""
+
+    queue: Any
+    budget: ByteBudget
+
+    @staticmethod
+    def make(size: int, max_bytes: int) -> Channel:
+        return Channel(multiprocessing.get_context("fork").Queue(size), ByteBudget(max_bytes))
 
 
 class CaptureQueue:
-    """A serving process's channel to the lineage process (a ``multiprocessing`` queue bounded by the emitter's
-    queue size), and the tables whose metadata it sent, so that a drop of one of them needs no load first."""
+    """A serving process's end of its :class:`Channel` to the lineage process, and the tables whose metadata it
+    sent, so that a drop of one of them needs no load first."""
 
-    def __init__(self, channel: Any, loader: TableLoader, known_tables: int) -> None:
-        self.channel, self.loader = channel, loader
+    def __init__(self, channel: Channel, loader: TableLoader, known_tables: int) -> None:
+        self.channel, self.loader = channel.queue, loader
+        self.budget = channel.budget
         #: tables whose metadata went to the lineage process (the event loop and a drop's load thread both add)
         self._sent: LruCache[bool] = LruCache(known_tables)
         self.left_out = 0
 
     def submit(self, capture: Capture) -> None:
+        if capture.size and not self.budget.take(capture.size):
+            log_once("queueing a lineage capture's bodies for the lineage process",
+                     RuntimeError(f"proxy.queue_max_bytes ({self.budget.limit}) reached; the lineage process "
+                                  "reloads the table instead"))
+            capture = dataclasses.replace(capture, request=None, response=None, bodies_left_out=True)
         try:
             self.channel.put_nowait(capture)
         except queue.Full:
+            self.budget.release(capture.size)
             self.left_out += 1
             log_once("queueing a lineage capture for the lineage process",
                      RuntimeError(f"{self.left_out} capture(s) left out: the lineage process is not reading"))
             return
         except Exception as exc:  # noqa: BLE001 - lineage never changes a response
+            self.budget.release(capture.size)
             log_once("queueing a lineage capture for the lineage process", exc)
             return
         self._note(capture.route)

@@ -10,10 +10,10 @@ import logging
 import queue
 import threading
 import time
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from iceberg_lineage.delivery.emitter import FailureLog
-from iceberg_lineage.proxy.capture import CLOSED
+from iceberg_lineage.proxy.capture import CLOSED, Channel
 from iceberg_lineage.proxy.interpreter import Interpreter
 
 LOG = logging.getLogger(__name__)
@@ -26,7 +26,7 @@ POLL_S = 0.5
 class Collector:
     """Reads ``channels`` (one per serving process; ``alive(i)`` says whether channel ``i``'s process runs)."""
 
-    def __init__(self, interpreter: Interpreter, channels: Sequence[Any], alive: Callable[[int], bool]) -> None:
+    def __init__(self, interpreter: Interpreter, channels: Sequence[Channel], alive: Callable[[int], bool]) -> None:
         self.interpreter, self.channels, self.alive = interpreter, list(channels), alive
         self._threads: list[threading.Thread] = []
 
@@ -37,10 +37,10 @@ class Collector:
             thread.start()
             self._threads.append(thread)
 
-    def _read(self, i: int, channel: Any) -> None:
+    def _read(self, i: int, channel: Channel) -> None:
         while True:
             try:
-                capture = channel.get(timeout=POLL_S)
+                capture = channel.queue.get(timeout=POLL_S)
             except queue.Empty:
                 if not self.alive(i):  # gone without its end mark (killed): nothing more will come
                     return
@@ -50,6 +50,7 @@ class Collector:
                 return
             if capture is CLOSED:
                 return
+            channel.budget.release(capture.size)
             self.interpreter.interpret(capture)
 
     def join(self, timeout_s: float) -> bool:

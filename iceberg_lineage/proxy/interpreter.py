@@ -76,6 +76,8 @@ class Interpreter:
     def build(self, capture: Capture) -> list[Item]:
         """The events of a relayed request, in the order they are sent."""
         route, kind = capture.route, capture.route.kind
+        if capture.bodies_left_out:
+            return self._reloaded(route)
         request = self._json(capture.request, capture.request_encoding)
         response = self._json(capture.response, capture.response_encoding)
         if kind == "load":
@@ -94,6 +96,28 @@ class Interpreter:
         if kind == "rename":
             return self._rename(route.prefix, request)
         return []
+
+    def _reloaded(self, route: Route) -> list[Item]:
+        """A load or commit whose bodies the serving process left out (its queue was past ``proxy.queue_max_bytes``):
+        the table loaded with the proxy's own credentials; a commit's snapshots are those the metadata relayed before
+        did not have (without it, the current one). Other requests need their bodies: the scanner's catch-up reports
+        what they changed."""
+        if route.identifier is None or route.kind not in ("load", "commit"):
+            log_once("reporting a request whose bodies were left out",
+                     LookupError(f"a {route.kind} cannot be reported without its bodies"))
+            return []
+        base = self.tables.get(route.prefix, route.identifier)
+        loaded = self.tables.load(route.prefix, route.identifier)
+        if route.kind == "load" or loaded is None:
+            return []
+        table = self.tables.table(route.prefix, route.identifier, loaded)
+        md = table.metadata
+        if base is not None:
+            before = {s.get("snapshot-id") for s in base.metadata.get("snapshots") or () if isinstance(s, Mapping)}
+            added = [s.snapshot_id for s in md.snapshots if s.snapshot_id not in before]
+        else:
+            added = [md.current_snapshot_id] if md.current_snapshot_id not in (None, -1) else []
+        return self._snapshots(route.prefix, table, added)
 
     def _create(self, route: Route, request: Any, response: Any) -> list[Item]:
         if not isinstance(request, Mapping) or "name" not in request:

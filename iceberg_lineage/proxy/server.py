@@ -16,12 +16,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import multiprocessing
 import os
 import signal
 import socket
 import sys
-from typing import Any, Callable
+from typing import Callable
 
 from aiohttp import web
 
@@ -30,7 +29,7 @@ from iceberg_lineage.delivery.client import make_client
 from iceberg_lineage.delivery.delivery import Delivery
 from iceberg_lineage.delivery.emitter import FLUSH_TIMEOUT_S, QUEUE_SIZE, Emitter
 from iceberg_lineage.proxy.app import ProxyOptions, make_app
-from iceberg_lineage.proxy.capture import CaptureQueue
+from iceberg_lineage.proxy.capture import CaptureQueue, Channel
 from iceberg_lineage.proxy.collector import Collector
 from iceberg_lineage.proxy.interpreter import Interpreter
 from iceberg_lineage.proxy.outbox import Outbox
@@ -68,7 +67,7 @@ def serve(options: ProxyOptions, settings: Settings, *, announce: Callable[[str]
 
 def _prefork(sock: socket.socket, options: ProxyOptions, settings: Settings) -> int:
     # created before the forks, so each serving process inherits its own end; the parent never puts on them
-    channels = [multiprocessing.get_context("fork").Queue(QUEUE_SIZE) for _ in range(options.workers)]
+    channels = [Channel.make(QUEUE_SIZE, settings.proxy_queue_max_bytes) for _ in range(options.workers)]
     children: list[int] = []
     parent = os.getpid()
     for channel in channels:
@@ -95,7 +94,8 @@ def _prefork(sock: socket.socket, options: ProxyOptions, settings: Settings) -> 
     return run_lineage(options, settings, channels, children)
 
 
-def run_worker(sock: socket.socket, options: ProxyOptions, settings: Settings, channel: Any, *, parent: int) -> int:
+def run_worker(sock: socket.socket, options: ProxyOptions, settings: Settings, channel: Channel, *,
+               parent: int) -> int:
     """One serving process: its event loop relays, and its captures go to the lineage process ``parent``; it stops
     when that is gone."""
     captures = CaptureQueue(channel, _loader(options, settings), settings.proxy_cache_tables)
@@ -106,7 +106,7 @@ def run_worker(sock: socket.socket, options: ProxyOptions, settings: Settings, c
     return 0
 
 
-def run_lineage(options: ProxyOptions, settings: Settings, channels: list[Any], children: list[int]) -> int:
+def run_lineage(options: ProxyOptions, settings: Settings, channels: list[Channel], children: list[int]) -> int:
     """The lineage process: the serving processes' captures built into events and delivered until they all ended;
     then its applications complete and its emitter flushes."""
     exited: dict[int, int] = {}

@@ -59,7 +59,8 @@ def lineage_end(settings: Settings, path: Any, *, upstream: str = "http://127.0.
     from iceberg_lineage.state.proxy_runs import ApplicationStore
 
     known, queued = tables(upstream, own_load_timeout_s=settings.proxy_own_load_timeout_s), Queued()
-    tracker = ApplicationTracker(ApplicationStore(path), settings, known, Outbox(queued, state),  # type: ignore[arg-type]
+    outbox = Outbox(queued, state)  # type: ignore[arg-type]
+    tracker = ApplicationTracker(ApplicationStore(path), settings, known, outbox,
                                  **({"clock": clock} if clock is not None else {}))
     return Interpreter(settings, known, tracker, state, depth="summary"), queued
 

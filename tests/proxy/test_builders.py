@@ -13,17 +13,20 @@ from scan_reporters.reports import CommitReport, ScanReport
 from iceberg_lineage.config import Settings
 from iceberg_lineage.delivery.delivery import DeliveryResult
 from iceberg_lineage.lineage import engine_runs as apps
-from iceberg_lineage.lineage.events import lifecycle_run_id, snapshot_run_event
+from iceberg_lineage.lineage.events import lifecycle_run_id, snapshot_run_event, snapshot_run_id
 from iceberg_lineage.lineage.facets import ms_to_datetime
 from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.proxy.capture import Capture
 from iceberg_lineage.proxy.outbox import Built, Outbox
 from iceberg_lineage.proxy.routes import Route
-from iceberg_lineage.proxy.tables import LoadResult
+from iceberg_lineage.proxy.interpreter import Interpreter
+from iceberg_lineage.proxy.tables import LoadResult, RelayedTables, TableLoader
 from iceberg_lineage.proxy.tracker import ApplicationTracker, CommitRun
 from iceberg_lineage.state.proxy_runs import ApplicationStore
 from iceberg_lineage.stats import snapshot_stats
-from tests.proxy.reports import APP_ID, SPARK, Queued, commit_report, interpreter, metadata, rest_table, scan_report
+from tests.proxy.reports import (
+    APP_ID, SPARK, Queued, commit_report, interpreter, metadata, relayed, rest_table, scan_report,
+)
 from tests.support.olschema import validate_event
 
 WHEN = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -185,3 +188,26 @@ def test_every_event_of_a_transaction_goes_out_in_order_and_only_the_snapshots_c
     batch.settled(results)
     assert [(row.snapshot_id, row.status, row.run_id) for row in ledger.rows] == [
         (added["snapshot-id"], "spooled", events[-1]["run"]["runId"])]
+
+
+def test_a_commit_whose_bodies_were_left_out_is_reported_from_a_reload():
+    """Past ``proxy.queue_max_bytes`` a commit reaches the lineage process without its bodies: the table is loaded
+    with the proxy's own credentials, and the snapshots the metadata relayed before did not have are reported."""
+    full = relayed(("db", "b")).metadata
+    base = copy.deepcopy(full)
+    added = base["snapshots"].pop()
+
+    class Reload(TableLoader):
+        def _load(self, identifier):
+            return LoadResult("s3://warehouse/db/b/metadata/v9.metadata.json", full)
+
+    interp = Interpreter(Settings(), RelayedTables(Reload("http://127.0.0.1:9", {}, 5.0), 10,
+                                                   public_uri="http://rest.example:8181", io_properties={}),
+                         None, None, depth="summary")  # type: ignore[arg-type]
+    interp.tables.put("w", ("db", "b"), LoadResult(None, base))
+    items = interp.build(Capture(Route("commit", "w", ("db",), "b"), 200, bodies_left_out=True))
+    [start, complete] = items
+    run_id = str(snapshot_run_id(full["table-uuid"], added["snapshot-id"], added["timestamp-ms"]))
+    assert (start.event.eventType.value, start.event.run.runId, start.snapshot) == ("START", run_id, None)
+    assert isinstance(complete, CommitRun) and complete.snapshot == (full["table-uuid"], added["snapshot-id"])
+    assert complete.event.run.runId == run_id

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import multiprocessing
 import os
+import queue
 import signal
 import threading
 
@@ -15,7 +16,7 @@ import pyarrow as pa
 from iceberg_lineage.lineage.events import lifecycle_run_id, snapshot_run_id
 from iceberg_lineage.lineage.facets import ms_to_datetime
 from iceberg_lineage.lineage.profiles import table_run_id
-from iceberg_lineage.proxy.capture import Capture, CaptureQueue
+from iceberg_lineage.proxy.capture import ByteBudget, Capture, CaptureQueue, Channel
 from iceberg_lineage.proxy.routes import Route
 from iceberg_lineage.proxy.tables import LoadResult, TableLoader
 from tests.support.lineage_server import LineageServer
@@ -92,7 +93,7 @@ class NoCatalog(TableLoader):
 
 def test_a_full_channel_leaves_a_capture_out_with_a_warning_and_never_waits(caplog):
     channel = multiprocessing.get_context("fork").Queue(1)
-    captures = CaptureQueue(channel, NoCatalog(), known_tables=2)
+    captures = CaptureQueue(Channel(channel, ByteBudget(1 << 20)), NoCatalog(), known_tables=2)
     load = Capture(Route("load", "w", ("db",), "a"), 200, response=b"{}")
     with caplog.at_level(logging.WARNING):
         captures.submit(load)
@@ -109,7 +110,7 @@ def test_a_full_channel_leaves_a_capture_out_with_a_warning_and_never_waits(capl
 def test_the_tables_a_serving_process_sent_need_no_load_before_their_drop():
     channel = multiprocessing.get_context("fork").Queue(100)
     own = NoCatalog()
-    captures = CaptureQueue(channel, own, known_tables=2)
+    captures = CaptureQueue(Channel(channel, ByteBudget(1 << 20)), own, known_tables=2)
     for table in ("a", "b", "c"):  # a falls out: at most 2 remembered
         captures.submit(Capture(Route("commit", None, ("db",), table), 200))
     asyncio.run(captures.ensure_known(None, ("db", "c")))
@@ -124,6 +125,26 @@ def test_the_tables_a_serving_process_sent_need_no_load_before_their_drop():
     assert [(c.route.kind, c.route.table) for c in got] == [("commit", "a"), ("commit", "b"), ("commit", "c"),
                                                              ("load", "a"), ("drop", "c")]
     assert got[3].response == b'{"metadata-location": "s3://w/t/metadata/00001.json", "metadata": {"format-version": 2}}'
+
+
+def test_past_the_byte_budget_a_capture_goes_without_its_bodies_with_one_warning(caplog):
+    """``proxy.queue_max_bytes``: the bodies queued and not yet taken by the lineage process are bounded; past it a
+    capture goes without them (the lineage process reloads the table), and room comes back as captures are taken."""
+    channel = Channel(queue.Queue(), ByteBudget(100))
+    captures = CaptureQueue(channel, NoCatalog(), known_tables=10)
+    first, second, third = (Capture(Route("commit", "w", ("db",), t), 200, request=b"r" * 30, response=b"a" * 50)
+                            for t in ("a", "b", "c"))
+    with caplog.at_level(logging.WARNING):
+        captures.submit(first)
+        captures.submit(second)
+        captures.submit(second)
+    taken = [channel.queue.get_nowait() for _ in range(3)]
+    assert taken[0] == first
+    assert taken[1] == taken[2] == Capture(second.route, 200, bodies_left_out=True)
+    assert len([r for r in caplog.records if "proxy.queue_max_bytes (100) reached" in r.getMessage()]) == 1
+    channel.budget.release(first.size)  # what the collector does as it takes a capture
+    captures.submit(third)
+    assert channel.queue.get_nowait() == third
 
 
 def test_the_profile_flag_shapes_the_proxys_events(seaweed, tmp_path):

@@ -10,7 +10,7 @@ import threading
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.proxy.app import CONFIG_MAX_BYTES, ProxyOptions, make_app
-from iceberg_lineage.proxy.capture import CaptureQueue
+from iceberg_lineage.proxy.capture import ByteBudget, CaptureQueue, Channel
 from iceberg_lineage.proxy.routes import METRICS_ENDPOINT
 from iceberg_lineage.proxy.tables import TableLoader
 from tests.support.lineage_server import Answer, LineageServer
@@ -24,7 +24,8 @@ def relay_through(upstream: str, own_load_timeout_s: float = 5.0) -> tuple[str, 
     channel: queue.Queue = queue.Queue()
 
     async def make():
-        captures = CaptureQueue(channel, TableLoader(upstream, {}, own_load_timeout_s), 100)
+        loader = TableLoader(upstream, {}, own_load_timeout_s)
+        captures = CaptureQueue(Channel(channel, ByteBudget(1 << 30)), loader, 100)
         return make_app(ProxyOptions(upstream, public_uri=PUBLIC), Settings(), captures)
 
     return serve_in_thread(make), channel
