@@ -120,6 +120,8 @@ class Settings:
     proxy_upstream_timeout_s: float = 300.0
     proxy_own_load_timeout_s: float = 10.0
     proxy_queue_max_bytes: int = 256 * 1024 * 1024
+    proxy_header_timeout_s: float = 10.0
+    proxy_body_timeout_s: float = 60.0
     #: REST bridge: seconds a commit's COMPLETE waits for the engine's commit report, and seconds without activity
     #: after which an engine application's run completes (``--run-idle-timeout``).
     proxy_report_wait_s: float = 2.0
@@ -175,6 +177,8 @@ KEYS: dict[str, str] = {
     "proxy.upstream_timeout_s": "proxy_upstream_timeout_s",
     "proxy.own_load_timeout_s": "proxy_own_load_timeout_s",
     "proxy.queue_max_bytes": "proxy_queue_max_bytes",
+    "proxy.header_timeout_s": "proxy_header_timeout_s",
+    "proxy.body_timeout_s": "proxy_body_timeout_s",
     "proxy.report_wait_s": "proxy_report_wait_s",
     "proxy.run_idle_timeout_s": "proxy_run_idle_timeout_s",
     "checks": "checks",
@@ -255,7 +259,8 @@ def _validate(s: Settings) -> Settings:
     if s.proxy_max_body_bytes < 0 or s.proxy_cache_tables < 0 or s.proxy_queue_max_bytes < 0:
         raise ConfigError("proxy.max_body_bytes, proxy.cache_tables and proxy.queue_max_bytes must not be negative")
     for key in ("scan.delivery_deadline_s", "scan.table_timeout_s", "proxy.connect_timeout_s",
-                "proxy.upstream_timeout_s", "proxy.own_load_timeout_s", "proxy.run_idle_timeout_s"):
+                "proxy.upstream_timeout_s", "proxy.own_load_timeout_s", "proxy.run_idle_timeout_s",
+                "proxy.header_timeout_s", "proxy.body_timeout_s"):
         if not getattr(s, KEYS[key]) > 0:  # also refuses NaN
             raise ConfigError(f"{key} must be a positive number of seconds")
     if not s.proxy_report_wait_s >= 0:

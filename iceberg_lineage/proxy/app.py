@@ -65,13 +65,14 @@ def make_app(options: ProxyOptions, settings: Settings, captures: CaptureQueue) 
                     captures.submit(Capture(route, 204, request=body,
                                             request_encoding=request.headers.get("Content-Encoding")))
 
-            return await handle_metrics(request, request.app[SESSION], upstream, metrics, limit, accepted)
+            return await handle_metrics(request, request.app[SESSION], upstream, metrics, limit,
+                                        settings.proxy_body_timeout_s, accepted)
         if route.kind == "drop" and route.identifier is not None:
             await captures.ensure_known(route.prefix, route.identifier)
         sent = Tee(limit) if route.kind in REQUEST_PARSED else None
         received = Tee(limit) if route.kind in RESPONSE_PARSED else None
         try:
-            answer = await send(request.app[SESSION], upstream, request, sent)
+            answer = await send(request.app[SESSION], upstream, request, sent, settings.proxy_body_timeout_s)
         except UpstreamError as exc:
             return error_response(exc.status, exc.kind, str(exc))
         async with answer:

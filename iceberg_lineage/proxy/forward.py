@@ -2,7 +2,8 @@
 server; nothing at the HTTP level is written here), with a bounded copy of the bodies lineage reads.
 
 Only hop-by-hop headers (RFC 9110 §7.6.1, and those the ``Connection`` header names) are rewritten; ``Host`` is
-the upstream's. The upstream's failures are answered in the REST error model: no connection (nothing was sent)
+the upstream's. A request whose body does not arrive in time is answered 408.
+The upstream's failures are answered in the REST error model: no connection (nothing was sent)
 503, which an engine may retry; the request sent and then the connection lost 502, or no answer in time 504, which
 on a commit mean "commit state unknown" (Iceberg Java then does not retry, and does not clean up files that a
 commit which landed still uses).
@@ -81,11 +82,35 @@ async def _streamed(content: aiohttp.StreamReader, tee: Tee | None) -> AsyncIter
         yield chunk
 
 
-async def send(session: aiohttp.ClientSession, upstream: str, request: web.Request,
-               tee: Tee | None) -> aiohttp.ClientResponse:
-    """The request sent upstream (method, path and query as sent, body streamed), once its answer's head arrived."""
+class BodyTimeout(Exception):
+    """The client did not send the request's body in time (``proxy.body_timeout_s``)."""
+
+
+async def request_body(request: web.Request, tee: Tee | None, timeout_s: float) -> AsyncIterator[bytes]:
+    """The request's body as it arrives, all of it within ``timeout_s`` (a client that drips it holds nothing
+    longer), copied into ``tee``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    chunks = request.content.iter_chunked(_CHUNK).__aiter__()
+    while True:
+        try:
+            chunk = await asyncio.wait_for(chunks.__anext__(), max(0.0, deadline - loop.time()))
+        except StopAsyncIteration:
+            return
+        except asyncio.TimeoutError:
+            raise BodyTimeout(f"the request's body did not arrive within {timeout_s:g} s") from None
+        if tee is not None:
+            tee.add(chunk)
+        yield chunk
+
+
+async def send(session: aiohttp.ClientSession, upstream: str, request: web.Request, tee: Tee | None,
+               body_timeout_s: float) -> aiohttp.ClientResponse:
+    """The request sent upstream (method, path and query as sent, body streamed), once its answer's head arrived.
+    A body that does not arrive within ``body_timeout_s`` is answered 408: the upstream got it cut, so nothing of
+    it took effect."""
     url = upstream + request.rel_url.raw_path_qs
-    data = _streamed(request.content, tee) if request.body_exists else None
+    data = request_body(request, tee, body_timeout_s) if request.body_exists else None
     try:
         return await session.request(request.method, URL(url, encoded=True),
                                      headers=forwarded_headers(request.headers), data=data, allow_redirects=False,
@@ -95,7 +120,9 @@ async def send(session: aiohttp.ClientSession, upstream: str, request: web.Reque
     except (asyncio.TimeoutError, aiohttp.SocketTimeoutError):
         raise UpstreamError(504, "CommitStateUnknownException" if request.method == "POST" else "ServiceFailureException",
                             "the upstream catalog did not answer in time; the request's outcome is unknown") from None
-    except aiohttp.ClientError:
+    except aiohttp.ClientError as exc:
+        if isinstance(exc.__cause__, BodyTimeout):
+            raise UpstreamError(408, "RequestTimeoutException", str(exc.__cause__)) from None
         raise UpstreamError(502, "CommitStateUnknownException" if request.method == "POST" else "ServiceFailureException",
                             "the connection to the upstream catalog failed after the request was sent; "
                             "the request's outcome is unknown") from None

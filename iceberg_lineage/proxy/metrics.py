@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 import aiohttp
 from aiohttp import web
 
-from iceberg_lineage.proxy.forward import Tee, UpstreamError, error_response, relay, send
+from iceberg_lineage.proxy.forward import BodyTimeout, Tee, UpstreamError, error_response, relay, request_body, send
 
 #: Upstream answers that mean "this endpoint is not implemented here".
 NOT_IMPLEMENTED = frozenset({405, 406, 501})
@@ -35,19 +35,22 @@ class MetricsSupport:
 
 
 async def handle_metrics(request: web.Request, session: aiohttp.ClientSession, upstream: str,
-                         support: MetricsSupport, limit: int,
+                         support: MetricsSupport, limit: int, body_timeout_s: float,
                          accepted: Callable[[bytes | None], None]) -> web.StreamResponse:
     """Forward a report and relay the answer; ``accepted`` gets the report's body as sent (``None`` past ``limit``)
     once the upstream, or the proxy in its place, accepted it."""
     if support.unlisted:
         sent = Tee(limit)
-        async for chunk in request.content.iter_chunked(64 * 1024):
-            sent.add(chunk)
+        try:
+            async for _ in request_body(request, sent, body_timeout_s):
+                pass
+        except BodyTimeout as exc:
+            return error_response(408, "RequestTimeoutException", str(exc))
         accepted(sent.body())
         return web.Response(status=204)
     sent = Tee(limit)
     try:
-        answer = await send(session, upstream, request, sent)
+        answer = await send(session, upstream, request, sent, body_timeout_s)
     except UpstreamError as exc:
         return error_response(exc.status, exc.kind, str(exc))
     async with answer:

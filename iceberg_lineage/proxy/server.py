@@ -100,7 +100,7 @@ def run_worker(sock: socket.socket, options: ProxyOptions, settings: Settings, c
     when that is gone."""
     captures = CaptureQueue(channel, _loader(options, settings), settings.proxy_cache_tables)
     try:
-        asyncio.run(_serve(sock, make_app(options, settings, captures), parent))
+        asyncio.run(_serve(sock, make_app(options, settings, captures), parent, settings.proxy_header_timeout_s))
     finally:
         captures.close(FLUSH_TIMEOUT_S)
     return 0
@@ -143,12 +143,15 @@ def _loader(options: ProxyOptions, settings: Settings) -> TableLoader:
     return TableLoader(options.upstream, options.io_properties, settings.proxy_own_load_timeout_s)
 
 
-async def _serve(sock: socket.socket, app: web.Application, parent: int) -> None:
+async def _serve(sock: socket.socket, app: web.Application, parent: int, header_timeout_s: float) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=10.0)
+    # aiohttp's keep-alive timeout runs from a connection's start (or its last answer) until a request's head is
+    # whole: it bounds the time to send headers (a half-open request holds nothing longer), and idle connections
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=10.0,
+                           keepalive_timeout=header_timeout_s)
     await runner.setup()
     site = web.SockSite(runner, sock)
     await site.start()

@@ -27,7 +27,7 @@ def serve(upstream: str, support: MetricsSupport, accepted: list) -> str:
         session = aiohttp.ClientSession(auto_decompress=False)
 
         async def handle(request: web.Request) -> web.StreamResponse:
-            return await handle_metrics(request, session, upstream, support, 1 << 20, accepted.append)
+            return await handle_metrics(request, session, upstream, support, 1 << 20, 30.0, accepted.append)
 
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", handle)
