@@ -16,7 +16,7 @@ from pyiceberg.types import StringType
 from iceberg_lineage.lineage.events import lifecycle_run_id, snapshot_run_id
 from iceberg_lineage.lineage.facets import ms_to_datetime
 from tests.support.olschema import validate_event
-from tests.support.proxy import Exchange, mark_client, scanner_env
+from tests.support.proxy import RecordedAnswer, mark_client, scanner_env
 
 ROWS = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "v": pa.array(["a", "b", "c"])})
 
@@ -39,7 +39,7 @@ def lifecycle_events(events: list[dict], kind: str) -> list[dict]:
 def story(stack):
     """One table through a whole life (create, append, overwrite, delete, schema change, rename), another created
     and dropped; the answers the client got and the metadata of every table along the way."""
-    seen: list[Exchange] = []
+    seen: list[RecordedAnswer] = []
     catalog = stack.seaweed.catalog("through_proxy", uri=stack.proxy.uri)
     mark_client(catalog, seen)
     catalog.create_namespace_if_not_exists("bridge")

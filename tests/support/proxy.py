@@ -156,7 +156,7 @@ def post(url: str, body: bytes, headers: dict[str, str] | None = None) -> tuple[
 
 
 @dataclass(frozen=True)
-class Exchange:
+class RecordedAnswer:
     method: str
     path: str
     status: int
@@ -178,7 +178,7 @@ class Recorder:
     #: storage credentials to vend: added as ``config`` and ``storage-credentials`` to every answer with table
     #: metadata, and answered at the credentials endpoint
     vend: dict[str, str] | None = None
-    exchanges: list[Exchange] = field(default_factory=list)
+    exchanges: list[RecordedAnswer] = field(default_factory=list)
     reports: list[bytes] = field(default_factory=list)
     #: every Authorization header that went through
     authorizations: set[str] = field(default_factory=set)
@@ -223,7 +223,7 @@ class Recorder:
                                            headers=headers, data=body or None, allow_redirects=False) as answer:
                     data = self._vended(await answer.read())
                     if CLIENT_MARK in request.headers:
-                        self.exchanges.append(Exchange(request.method, request.rel_url.raw_path_qs, answer.status,
+                        self.exchanges.append(RecordedAnswer(request.method, request.rel_url.raw_path_qs, answer.status,
                                                        data))
                     out = {k: v for k, v in answer.headers.items()
                            if k.lower() not in ("transfer-encoding", "content-length", "connection")}
@@ -241,13 +241,13 @@ class Recorder:
         asyncio.run(main())
 
 
-def mark_client(catalog: Any, seen: list[Exchange]) -> None:
+def mark_client(catalog: Any, seen: list[RecordedAnswer]) -> None:
     """Mark a PyIceberg RestCatalog's requests, and keep every answer it got (method, path, status, body)."""
     session = catalog._session
     session.headers[CLIENT_MARK] = "1"
 
     def keep(response: Any, *_args: Any, **_kwargs: Any) -> None:
-        seen.append(Exchange(response.request.method, response.request.path_url, response.status_code,
+        seen.append(RecordedAnswer(response.request.method, response.request.path_url, response.status_code,
                              response.content))
 
     session.hooks["response"].append(keep)
