@@ -1,4 +1,4 @@
-"""The REST bridge in tests: ``iceberg-lineage proxy`` as a real subprocess on a free port (so a test can SIGKILL
+"""The proxy in tests: ``iceberg-lineage proxy`` as a real subprocess on a free port (so a test can SIGKILL
 it), a recording pass-through between it and the upstream (what the upstream answered, to compare with what the
 engine got), and tiny TCP servers that fail in the ways an upstream fails."""
 from __future__ import annotations
