@@ -1,6 +1,6 @@
 """The REST bridge: ``iceberg-lineage proxy`` in front of an Iceberg REST catalog turns every engine's commits into
 OpenLineage (routes -> forward -> app -> report -> the one delivery path; server runs it)."""
-from iceberg_lineage.proxy.app import ProxyOptions, make_app
+from iceberg_lineage.proxy.app import make_app
 from iceberg_lineage.proxy.server import serve
 
-__all__ = ["ProxyOptions", "make_app", "serve"]
+__all__ = ["make_app", "serve"]

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
-from typing import Mapping
 
 import aiohttp
 from aiohttp import web
 
-from iceberg_lineage.config import Settings
+from iceberg_lineage.config import ProxySection, Settings
 from iceberg_lineage.proxy.capture import Capture, CaptureQueue, log_once
 from iceberg_lineage.proxy.forward import Tee, UpstreamError, config_response, error_response, relay, send
 from iceberg_lineage.proxy.metrics import MetricsSupport, handle_metrics
@@ -21,36 +19,17 @@ LOG = logging.getLogger(__name__)
 #: The largest ``/v1/config`` answer rewritten (a config is a few hundred bytes); a bigger one passes unchanged.
 CONFIG_MAX_BYTES = 1024 * 1024
 
-@dataclass(frozen=True)
-class ProxyOptions:
-    """``iceberg-lineage proxy``'s options. ``io_properties`` are the bridge's own catalog and FileIO properties
-    (credentials for its own loads, storage access at deeper depths), never the engines'."""
-
-    upstream: str
-    host: str = "127.0.0.1"
-    port: int = 8181
-    public_uri: str | None = None
-    depth: str = "summary"
-    io_properties: Mapping[str, str] = field(default_factory=dict)
-    workers: int = 1
-
-    @property
-    def uri(self) -> str:
-        """The URI engines use: ``--public-uri``, else the listen address."""
-        return (self.public_uri or f"http://{self.host}:{self.port}").rstrip("/")
-
-
 SESSION = web.AppKey("session", aiohttp.ClientSession)
 
 
-def make_app(options: ProxyOptions, settings: Settings, captures: CaptureQueue) -> web.Application:
+def make_app(options: ProxySection, settings: Settings, captures: CaptureQueue) -> web.Application:
     upstream = options.upstream.rstrip("/")
-    limit = settings.proxy_max_body_bytes
+    limit = settings.proxy.max_body_bytes
     metrics = MetricsSupport(METRICS_ENDPOINT)
 
     async def start(app: web.Application) -> None:
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=settings.proxy_connect_timeout_s,
-                                        sock_read=settings.proxy_upstream_timeout_s)
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=settings.proxy.connect_timeout_s,
+                                        sock_read=settings.proxy.upstream_timeout_s)
         app[SESSION] = aiohttp.ClientSession(timeout=timeout, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
                                              connector=aiohttp.TCPConnector(limit=0, enable_cleanup_closed=True))
 
@@ -110,6 +89,6 @@ async def _known_before_drop(captures: CaptureQueue, route: Route, settings: Set
         return
     try:
         await asyncio.wait_for(asyncio.to_thread(captures.ensure_known, route.prefix, route.identifier),
-                               settings.proxy_upstream_timeout_s)
+                               settings.proxy.upstream_timeout_s)
     except Exception as exc:  # noqa: BLE001 - lineage never changes a response
         log_once("loading a table before its drop", exc)

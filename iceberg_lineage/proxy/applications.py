@@ -71,8 +71,8 @@ class ApplicationTracker:
                  clock: Callable[[], float] = time.time) -> None:
         self.store, self.settings = store, settings
         self.submit, self.lookup, self.record, self.clock = submit, lookup, record, clock
-        self.wait_s = settings.proxy_report_wait_s
-        self.idle_s = settings.proxy_run_idle_timeout_s
+        self.wait_s = settings.proxy.report_wait_s
+        self.idle_s = settings.proxy.run_idle_timeout_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         #: tables whose commit reports this process received: their clients report, so their commits wait

@@ -69,7 +69,7 @@ class Reporter:
         self.emitter, self.settings, self.depth = emitter, settings, depth
         self.upstream, self.public_uri = upstream, public_uri
         self.io_properties = dict(io_properties)
-        self.cache: LruCache[Known] = LruCache(cache_size or settings.proxy_cache_tables)
+        self.cache: LruCache[Known] = LruCache(cache_size or settings.proxy.cache_tables)
         self.own = OwnCatalog(upstream, io_properties)
         self.state = state
         #: engine applications and commit reports (issue 16); set by the lineage process
@@ -247,7 +247,7 @@ class Reporter:
     def _json(self, body: bytes | None, encoding: str | None) -> Any:
         if not body:
             return None
-        return json.loads(decoded(body, encoding, self.settings.proxy_max_body_bytes))
+        return json.loads(decoded(body, encoding, self.settings.proxy.max_body_bytes))
 
     def _remember(self, prefix: str | None, ident: Sequence[str] | None, answer: Any) -> Known | None:
         """Cache the table metadata of an answer (LoadTableResult, CommitTableResponse), its ``config`` dropped."""

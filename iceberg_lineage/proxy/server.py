@@ -25,11 +25,11 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from iceberg_lineage.config import Settings
+from iceberg_lineage.config import ProxySection, Settings
 from iceberg_lineage.delivery.client import make_client
 from iceberg_lineage.delivery.delivery import Delivery
 from iceberg_lineage.delivery.emitter import FLUSH_TIMEOUT_S, QUEUE_SIZE, Emitter
-from iceberg_lineage.proxy.app import ProxyOptions, make_app
+from iceberg_lineage.proxy.app import make_app
 from iceberg_lineage.proxy.applications import ApplicationTracker
 from iceberg_lineage.proxy.capture import CaptureQueue
 from iceberg_lineage.proxy.collector import Collector
@@ -51,8 +51,9 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(options: ProxyOptions, settings: Settings, *, announce: Callable[[str], None] | None = None) -> int:
-    """Serve until SIGTERM/SIGINT; returns the exit code (0, or 1 when a serving process failed)."""
+def serve(settings: Settings, *, announce: Callable[[str], None] | None = None) -> int:
+    """Serve ``settings.proxy`` until SIGTERM/SIGINT; returns the exit code (0, or 1 when a serving process failed)."""
+    options = settings.proxy
     # before anything could log them; the HTTP libraries' own records too
     protect(options.io_properties).install(("aiohttp", "asyncio"))
     sock = listen(options.host, options.port)
@@ -65,7 +66,7 @@ def serve(options: ProxyOptions, settings: Settings, *, announce: Callable[[str]
     return _prefork(sock, options, settings)
 
 
-def _prefork(sock: socket.socket, options: ProxyOptions, settings: Settings) -> int:
+def _prefork(sock: socket.socket, options: ProxySection, settings: Settings) -> int:
     # created before the forks, so each serving process inherits its own end; the parent never puts on them
     channels = [multiprocessing.get_context("fork").Queue(QUEUE_SIZE) for _ in range(options.workers)]
     children: list[int] = []
@@ -94,10 +95,10 @@ def _prefork(sock: socket.socket, options: ProxyOptions, settings: Settings) -> 
     return run_lineage(options, settings, channels, children)
 
 
-def run_worker(sock: socket.socket, options: ProxyOptions, settings: Settings, channel: Any, *, parent: int) -> int:
+def run_worker(sock: socket.socket, options: ProxySection, settings: Settings, channel: Any, *, parent: int) -> int:
     """One serving process: its event loop relays, and its captures go to the lineage process ``parent``; it stops
     when that is gone."""
-    captures = CaptureQueue(channel, OwnCatalog(options.upstream, options.io_properties), settings.proxy_cache_tables)
+    captures = CaptureQueue(channel, OwnCatalog(options.upstream, options.io_properties), settings.proxy.cache_tables)
     try:
         asyncio.run(_serve(sock, make_app(options, settings, captures), parent))
     finally:
@@ -105,17 +106,17 @@ def run_worker(sock: socket.socket, options: ProxyOptions, settings: Settings, c
     return 0
 
 
-def run_lineage(options: ProxyOptions, settings: Settings, channels: list[Any], children: list[int]) -> int:
+def run_lineage(options: ProxySection, settings: Settings, channels: list[Any], children: list[int]) -> int:
     """The lineage process: the serving processes' captures built into events and delivered until they all ended;
     then its applications complete and its emitter flushes."""
     exited: dict[int, int] = {}
-    state = BridgeState(settings.state_path)
+    state = BridgeState(settings.state.path)
     emitter = Emitter(Delivery(make_client(), settings))
     # every worker's tables in one cache
     reporter = Reporter(emitter, settings, upstream=options.upstream, public_uri=options.uri, depth=options.depth,
                         io_properties=options.io_properties, state=state,
-                        cache_size=settings.proxy_cache_tables * len(channels))
-    applications = ApplicationStore(settings.state_path)
+                        cache_size=settings.proxy.cache_tables * len(channels))
+    applications = ApplicationStore(settings.state.path)
     reporter.tracker = ApplicationTracker(applications, settings, submit=reporter.submit, lookup=reporter.table_of,
                                           record=state.record)
     collector = Collector(reporter, channels, alive=lambda i: children[i] not in exited)

@@ -114,7 +114,8 @@ def test_a_bridge_lifecycle_run_is_its_start_then_its_complete_each_recorded_wit
     COMPLETE with ``events.start_events: false``."""
 
     md = metadata()
-    for settings, kinds in ((Settings(), ["START", "COMPLETE"]), (Settings(events_start_events=False), ["COMPLETE"])):
+    for settings, kinds in ((Settings(), ["START", "COMPLETE"]),
+                            (Settings().updated({"events.start_events": False}), ["COMPLETE"])):
         reporter = Reporter(None, settings, upstream="http://127.0.0.1:9", public_uri="http://rest.example:8181",  # type: ignore[arg-type]
                             depth="summary", io_properties={}, state=None)
         reporter.cache.put(reporter.key(None, ("db", "b")), Known("s3://lake/db/b/metadata/v2.metadata.json", md))
