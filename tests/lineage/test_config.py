@@ -11,6 +11,7 @@ from iceberg_lineage.config import (
     REFERENCE_PATH, ColumnSelection, Origin, Settings, load_settings, reference_markdown, resolve,
 )
 from iceberg_lineage.config.declare import POSITIVE, Section, reference, section, setting
+from iceberg_lineage.config.yamlfile import MAX_YAML_DEPTH
 from iceberg_lineage.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,13 +80,20 @@ def test_bad_values_name_the_key_and_the_type_never_the_value(tmp_path, key, val
         load_settings(env={"ICEBERG_LINEAGE__NAMING__STYLE": "x"}, cwd=tmp_path)
 
 
-def test_a_secret_in_the_wrong_key_is_not_printed(tmp_path):
-    secret = "https://hooks.example/T000/B000/XXXXsecret"
+def file_error(tmp_path: Path, text: str) -> str:
+    """The error of loading settings from an ``iceberg-lineage.yml`` holding ``text``, without the file's name."""
     path = tmp_path / "iceberg-lineage.yml"
-    path.write_text(f"alerts:\n  webhook_timeout_s: {secret}\n")
+    path.write_text(text)
     with pytest.raises(ConfigError) as err:
         load_settings(env={}, cwd=tmp_path)
-    assert str(err.value) == f"file {path}: alerts.webhook_timeout_s must be a finite number, above 0"
+    assert err.value.file == str(path)
+    return err.value.reason
+
+
+def test_a_secret_in_the_wrong_key_is_not_printed(tmp_path):
+    secret = "https://hooks.example/T000/B000/XXXXsecret"
+    reason = file_error(tmp_path, f"alerts:\n  webhook_timeout_s: {secret}\n")
+    assert reason == "alerts.webhook_timeout_s must be a finite number, above 0"
     env = {"ICEBERG_LINEAGE__ALERTS__WEBHOOK_RETRIES": secret}
     with pytest.raises(ConfigError) as err:
         load_settings(env=env, cwd=tmp_path / "none")
@@ -95,21 +103,21 @@ def test_a_secret_in_the_wrong_key_is_not_printed(tmp_path):
 
 
 def test_a_yaml_syntax_error_gives_line_and_column_not_the_text(tmp_path):
-    path = tmp_path / "iceberg-lineage.yml"
-    path.write_text("naming:\n  primary: table\njob: [secret-text\n")
-    with pytest.raises(ConfigError) as err:
-        load_settings(env={}, cwd=tmp_path)
-    assert str(err.value) == f"file {path}: not valid YAML at line 4, column 1"
+    assert file_error(tmp_path, "naming:\n  primary: table\njob: [secret-text\n") == "not valid YAML at line 4, column 1"
 
 
 def test_unknown_and_misshapen_file_keys(tmp_path):
-    path = tmp_path / "iceberg-lineage.yml"
-    path.write_text("naming: location\n")
-    with pytest.raises(ConfigError, match="naming must be a mapping of settings"):
-        load_settings(env={}, cwd=tmp_path)
-    path.write_text("spool:\n  paht: x\n  path: y\n")
-    with pytest.raises(ConfigError, match="unknown configuration keys: spool.paht"):
-        load_settings(env={}, cwd=tmp_path)
+    assert file_error(tmp_path, "naming: location\n") == "naming must be a mapping of settings"
+    assert file_error(tmp_path, "spool:\n  paht: x\n  path: y\n") == "unknown configuration keys: spool.paht"
+
+
+def test_the_configuration_file_goes_through_the_bounded_reader(tmp_path):
+    text = "checks:\n  - tables: &t 'x.*'\n    rules: {}\n  - tables: *t\n    rules: {}\n"
+    assert file_error(tmp_path, text) == "YAML anchors and aliases are not accepted (line 2, column 13)"
+    assert file_error(tmp_path, "scan:\n  table_timeout_s: .inf\n") == "a number is not finite (.inf or .nan)"
+    with pytest.raises(ConfigError) as err:
+        load_settings(env={"ICEBERG_LINEAGE__CHECKS": "[" * 1000 + "]" * 1000}, cwd=tmp_path / "none")
+    assert str(err.value) == f"ICEBERG_LINEAGE__CHECKS: YAML nested deeper than {MAX_YAML_DEPTH} levels (line 1)"
 
 
 def test_sections_validate_when_built_directly():
