@@ -163,6 +163,17 @@ class ProxySection(Section):
         10.0, "The bridge's wait for a connection to the upstream catalog (past it: 503).", check=POSITIVE)
     upstream_timeout_s: float = setting(
         300.0, "The bridge's wait for each read of the upstream's answer (past it: 504).", check=POSITIVE)
+    own_load_timeout_s: float = setting(
+        10.0, "The most the bridge waits for one of its own table loads (on a thread of its own, with its own "
+        "socket timeout); past it lineage goes on without the table.", check=POSITIVE)
+    queue_max_bytes: int = setting(
+        256 * 1024 * 1024, "Bytes of captures waiting between a serving process and the lineage process; past it a "
+        "capture goes without its bodies, with one warning, and the lineage process reloads the table.",
+        check=NON_NEGATIVE)
+    header_timeout_s: float = setting(
+        10.0, "Seconds a client may take to send a request's headers (aiohttp's keep-alive timeout).", check=POSITIVE)
+    body_timeout_s: float = setting(60.0, "Seconds a client may take to send a request's body; past it: 408.",
+                                    check=POSITIVE)
     report_wait_s: float = setting(
         2.0, "How long a commit's COMPLETE waits for the engine's commit report (Iceberg Java, or a client that "
         "reported before); a later report is an `OTHER` event. 0: never wait.", check=NON_NEGATIVE)
