@@ -48,8 +48,8 @@ def _columns(rules: RuleSet, settings: Settings) -> ColumnSelection:
     rule = rules.get("null_fraction")
     if rule is None:
         return ColumnSelection(mode="none")
-    return ColumnSelection(mode="counts", include=rule.settings["columns"], exclude=settings.column_stats_exclude,
-                           max_columns=settings.column_stats_max_columns)
+    return ColumnSelection(mode="counts", include=rule.settings["columns"], exclude=settings.column_stats.exclude,
+                           max_columns=settings.column_stats.max_columns)
 
 
 def _read(table: LoadedTable, snapshot_id: int, depth: Depth, rules: RuleSet, settings: Settings,

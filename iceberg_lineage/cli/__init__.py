@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from iceberg_lineage.cli.check import check_command
+from iceberg_lineage.cli.config import config_command
 from iceberg_lineage.cli.events import events_command
 from iceberg_lineage.cli.proxy import proxy_command
 from iceberg_lineage.cli.jobs import jobs_command
@@ -31,3 +32,4 @@ for _command in (stats_command, events_command, scan_command, run_command, repla
     main.add_command(_command)
 main.add_command(check_command)
 main.add_command(proxy_command)
+main.add_command(config_command)

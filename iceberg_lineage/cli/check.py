@@ -4,7 +4,6 @@ pipeline gate (0: every error-severity assertion passed; 1: one failed or was un
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import click
@@ -51,21 +50,9 @@ def check_command(metadata, catalog, table, namespaces, snapshot, rules_file, em
 
 def _config(settings: Any, rules_file: str | None) -> Any:
     """The ``checks:`` entries of ``--rules`` (a mapping with ``checks``, or the list itself), else the settings'."""
-    import yaml
+    from iceberg_lineage.quality.rules import checks_config, read_checks_file
 
-    from iceberg_lineage.quality.rules import checks_config
-
-    if rules_file is None:
-        return checks_config(settings.checks)
-    try:
-        data = yaml.safe_load(Path(rules_file).read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read the rules: {' '.join(str(exc).split())}", file=rules_file) from None
-    entries = data.get("checks") if isinstance(data, dict) else data
-    try:
-        return checks_config(entries)
-    except ConfigError as exc:
-        raise ConfigError(exc.reason, file=rules_file) from None
+    return checks_config(settings.checks) if rules_file is None else read_checks_file(rules_file)
 
 
 def _results(metadata, catalog, table, namespaces, snapshot, relocate, settings, config):

@@ -50,7 +50,7 @@ def build_events(loaded: Any, settings: Any, snapshot: int | None, all_snapshots
     from iceberg_lineage.stats import table_history
 
     ids = selected_snapshot_ids(loaded, snapshot, all_snapshots)
-    history = table_history(loaded, columns=settings.columns, snapshot_ids=ids)
+    history = table_history(loaded, columns=settings.column_stats, snapshot_ids=ids)
     if not dataset_events:
         built = history_events(loaded, history, settings)
     elif not history.snapshots:

@@ -48,7 +48,7 @@ def replay_command(spool_path: str | None, list_quarantine: bool, retry_quaranti
         if spool_path is not None and not Path(spool_path).exists():
             raise ConfigError("no spool directory here", file=spool_path)
         settings = load_settings({"spool.path": spool_path})
-        path = Path(settings.spool_path)
+        path = Path(settings.spool.path)
         if path.exists() and not path.is_dir():
             raise ConfigError("not a directory", file=str(path))
         try:
@@ -59,7 +59,7 @@ def replay_command(spool_path: str | None, list_quarantine: bool, retry_quaranti
                     raise ConfigError(f"no quarantined event {drop_seq}", file=str(path))
                 return _drop(path, drop_seq)
             if not Spool.exists(path):
-                click.echo(f"iceberg-lineage: replay: nothing spooled in {settings.spool_path}", err=True)
+                click.echo(f"iceberg-lineage: replay: nothing spooled in {settings.spool.path}", err=True)
                 return _replay_alerts(settings)
             return max(_replay(settings, retry_quarantined), _replay_alerts(settings))
         except SpoolError as exc:  # garbage, unreadable or unwritable: the spool is not usable as configured
@@ -77,9 +77,9 @@ def _replay(settings: Settings, retry_quarantined: bool) -> int:
     try:
         put_back = ""
         if retry_quarantined and not disabled():  # disabled: replay refuses, so leave the quarantine as it is
-            with Spool(settings.spool_path) as spool, spool.replay_lock():
+            with Spool(settings.spool.path) as spool, spool.replay_lock():
                 put_back = f"{spool.retry_quarantined()} put back from the quarantine; "
-        result = replay(settings.spool_path, client, max_rejections=settings.spool_max_rejections)
+        result = replay(settings.spool.path, client, max_rejections=settings.spool.max_rejections)
     finally:
         client.close()
     quarantined = ""
@@ -88,7 +88,7 @@ def _replay(settings: Settings, retry_quarantined: bool) -> int:
     why = f" ({result.error})" if (result.remaining or result.quarantined) and result.error else ""
     click.echo(
         f"iceberg-lineage: replay: {put_back}{result.delivered} delivered, {result.remaining} remaining{quarantined}"
-        f"{why} [{settings.spool_path} -> {describe_transport(client)}]",
+        f"{why} [{settings.spool.path} -> {describe_transport(client)}]",
         err=True,
     )
     return EXIT_OK if result.remaining == 0 and result.quarantined == 0 else EXIT_TABLE_FAILED

@@ -146,14 +146,14 @@ def run_scan(options: ScanOptions, settings: Settings, *, wait: bool, progress: 
                 observer(outcome)
 
         if options.dry_run:
-            with StateStore(settings.state_path, readonly=True) as store:
+            with StateStore(settings.state.path, readonly=True) as store:
                 summary = scan(options, settings, store, printing_sink(sys.stdout.write), on_outcome=on_outcome,
                                own_run=True)
             return summary, "stdout (dry run: nothing sent, state untouched)"
         from iceberg_lineage.delivery.client import describe_transport, disabled, make_client
         from iceberg_lineage.delivery.delivery import Delivery
 
-        lock = acquire_lock(settings.state_path, wait=wait,
+        lock = acquire_lock(settings.state.path, wait=wait,
                             on_wait=lambda message: click.echo(f"iceberg-lineage: {message}", err=True))
         try:
             client = make_client()
@@ -165,7 +165,7 @@ def run_scan(options: ScanOptions, settings: Settings, *, wait: bool, progress: 
                 click.echo("iceberg-lineage: warning: the async_http transport confirms nothing; a snapshot is "
                            "recorded as emitted once queued, so a crash can lose queued events", err=True)
             try:
-                with StateStore(settings.state_path) as store:
+                with StateStore(settings.state.path) as store:
                     summary = scan(options, settings, store, delivery_sink(delivery), on_outcome=on_outcome,
                                    own_run=True)
             finally:

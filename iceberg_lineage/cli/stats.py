@@ -27,7 +27,7 @@ def stats_command(metadata, catalog, table, snapshot, all_snapshots, relocate, d
         settings, loaded = settings_and_table(metadata, catalog, table, relocate, snapshot, all_snapshots,
                                               column_stats, include_columns, exclude_columns)
         ids = selected_snapshot_ids(loaded, snapshot, all_snapshots)
-        history = table_history(loaded, depth=depth, columns=settings.columns, snapshot_ids=ids)
+        history = table_history(loaded, depth=depth, columns=settings.column_stats, snapshot_ids=ids)
         if (fmt or default_format()) == "json":
             click.echo(json.dumps(history.to_json(), sort_keys=False, default=str))
         else:

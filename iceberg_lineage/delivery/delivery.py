@@ -61,17 +61,17 @@ class Delivery:
 
     def __init__(self, client: OpenLineageClient | None, settings: Settings) -> None:
         self._client = None if is_disabled(client) else client
-        self.spool_path = Path(settings.spool_path).expanduser().resolve()
-        self._max_bytes = settings.spool_max_bytes
+        self.spool_path = Path(settings.spool.path).expanduser().resolve()
+        self._max_bytes = settings.spool.max_bytes
         self._spool: Spool | None = None
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
         self._spooling = False
-        self._max_rejections = settings.spool_max_rejections
+        self._max_rejections = settings.spool.max_rejections
         #: Why the spool cannot be written, while it cannot (reported once per outage).
         self._unwritable: str | None = None
         self._destination = None if self._client is None else scrub(describe_transport(self._client))
-        self._breaker = Breaker(settings.delivery_breaker_cooldown_s)
+        self._breaker = Breaker(settings.delivery.breaker_cooldown_s)
         self._settings = settings
         if self._client is not None:
             prepare_client(self._client)
@@ -91,7 +91,7 @@ class Delivery:
         profiles.shape`: the one place a profile is applied); what it trimmed or left out is logged."""
         shaped = shape(event, self._settings)
         for note in shaped.notes:
-            log.warning("consumer profile %s: %s", self._settings.consumer_profile, note)
+            log.warning("consumer profile %s: %s", self._settings.consumer.profile, note)
         return shaped.events
 
     def emit(self, event: Any) -> DeliveryResult:

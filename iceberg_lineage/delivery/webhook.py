@@ -39,19 +39,19 @@ class Webhook:
         from openlineage.client.transport.http import HttpConfig, HttpTransport
         from openlineage.client.transport.http_common import DEFAULT_RETRY_CONFIG
 
-        url = settings.alerts_webhook
+        url = settings.alerts.webhook
         if not url:
             raise ValueError("alerts.webhook is not set")
         protect({"alerts_webhook_secret": url})
-        retries = settings.alerts_webhook_retries
+        retries = settings.alerts.webhook_retries
         retry = {**DEFAULT_RETRY_CONFIG, "total": retries, "connect": retries, "read": retries}
-        transport = HttpTransport(HttpConfig(url=url, endpoint="", timeout=settings.alerts_webhook_timeout_s,
+        transport = HttpTransport(HttpConfig(url=url, endpoint="", timeout=settings.alerts.webhook_timeout_s,
                                              retry=retry))
         self.client = OpenLineageClient(transport=transport)
         prepare_client(self.client)
-        self.spool_path = Path(settings.spool_path).expanduser().resolve() / ALERTS_DIR
-        self._max_bytes, self._max_rejections = settings.spool_max_bytes, settings.spool_max_rejections
-        self._breaker = Breaker(settings.delivery_breaker_cooldown_s)
+        self.spool_path = Path(settings.spool.path).expanduser().resolve() / ALERTS_DIR
+        self._max_bytes, self._max_rejections = settings.spool.max_bytes, settings.spool.max_rejections
+        self._breaker = Breaker(settings.delivery.breaker_cooldown_s)
         self._lock = threading.Lock()
 
     def send(self, alerts: Sequence[Alert]) -> list[str]:
@@ -111,9 +111,9 @@ _webhooks_lock = threading.Lock()
 
 def webhook_for(settings: Settings) -> Webhook | None:
     """The process's sender for ``alerts.webhook`` (one per URL and spool), or ``None`` when none is configured."""
-    if not settings.alerts_webhook:
+    if not settings.alerts.webhook:
         return None
-    key = (settings.alerts_webhook, settings.spool_path)
+    key = (settings.alerts.webhook, settings.spool.path)
     with _webhooks_lock:
         if key not in _webhooks:
             _webhooks[key] = Webhook(settings)

@@ -158,7 +158,7 @@ def run(
     """
     settings = settings or load_settings()
     parent = current_run()
-    ref = RunRef(new_run_id(), settings.job_namespace, job_name or default_job_name(),
+    ref = RunRef(new_run_id(), settings.job.namespace, job_name or default_job_name(),
                  parent.ref if parent is not None else None)
     opened = OpenRun(ref, client, settings)
     opened.emitter.submit(run_event(ref, RunState.START, when=opened.started))

@@ -49,7 +49,7 @@ def attach_process_run(env: Mapping[str, str]) -> OpenRun | None:
         return None
     settings = load_settings()
     EMITTERS.quiet = True
-    process_run = OpenRun(RunRef(run_id, settings.job_namespace, job_name), None, settings, Journal(journal))
+    process_run = OpenRun(RunRef(run_id, settings.job.namespace, job_name), None, settings, Journal(journal))
     RUNS.process = process_run
     previous_hook = sys.excepthook
 
@@ -162,7 +162,7 @@ def run_process(
     """
     settings = settings or load_settings()
     delivery = Delivery(EMITTERS.default_client(), settings)
-    ref = RunRef(new_run_id(), settings.job_namespace, job_name or command_job_name(argv))
+    ref = RunRef(new_run_id(), settings.job.namespace, job_name or command_job_name(argv))
     delivery.emit(run_event(ref, RunState.START, when=now()))
     with tempfile.TemporaryDirectory(prefix="iceberg-lineage-run-") as tmp:
         journal = Path(tmp) / "journal.jsonl"

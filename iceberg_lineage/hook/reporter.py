@@ -146,7 +146,7 @@ class OpenLineageMetricsReporter:
 
     def _submit(self, run: OpenRun | None, build: Callable[[Any, Settings], Sequence[RunEvent]], record: Any) -> None:
         """Queue a capture record with its builder, to the run's emitter inside a run, else to the client's."""
-        ledger = self.settings.state_path if self.settings.hook_ledger else None
+        ledger = self.settings.state.path if self.settings.hook.ledger else None
         if run is not None:
             run.emitter.submit(Captured(build, record, self.settings, run=run, ledger=ledger))
             return
@@ -165,7 +165,7 @@ class OpenLineageMetricsReporter:
                 if snapshot.snapshot_id not in self._owners:
                     self._owners[snapshot.snapshot_id] = self._owner(table, snapshot, run)
             owners = {s.snapshot_id: self._owners[s.snapshot_id] for s in added}
-        if not self.settings.hook_tag_snapshots:
+        if not self.settings.hook.tag_snapshots:
             return updates
         return tag_updates(updates, owners)
 
@@ -175,7 +175,7 @@ class OpenLineageMetricsReporter:
             return Ownership(run.run_id, run.ref.job_namespace, run.ref.job_name, "context")
         run_id = snapshot_run_id(table_identity(table.metadata), snapshot.snapshot_id, snapshot.timestamp_ms)
         job = self.job_name or ".".join((*table.name(), COMMIT_ENGINE))
-        return Ownership(str(run_id), self.settings.job_namespace, job, "snapshot")
+        return Ownership(str(run_id), self.settings.job.namespace, job, "snapshot")
 
     def after_commit(self, outcome: CommitOutcome) -> None:
         with self._lock:

@@ -73,7 +73,7 @@ def checks_run_event(
         eventType=RunState.COMPLETE,
         eventTime=fb.iso_time(event_time or dt.datetime.now(dt.timezone.utc)),
         run=Run(runId=run_id or str(generate_new_uuid())),
-        job=Job(namespace=settings.job_namespace, name=checks_job_name(table),
+        job=Job(namespace=settings.job.namespace, name=checks_job_name(table),
                 facets={"jobType": fb.job_type_facet("CHECK")}),
         inputs=[InputDataset(namespace=identity.namespace, name=identity.name,
                              facets={k: v for k, v in facets.items() if v is not None}, inputFacets=input_facets)],

@@ -127,7 +127,7 @@ def application_event(app: Application, state: RunState, settings: Settings, *, 
                       inputs: Iterable[InputDataset] = ()) -> RunEvent:
     """START, RUNNING (a scan, with its input), COMPLETE (the tables read) or OTHER (activity after COMPLETE) of the
     application's run; never any output."""
-    ref = app.ref(settings.job_namespace)
+    ref = app.ref(settings.job.namespace)
     unique = {dataset_key(d): d for d in inputs}
     return RunEvent(
         eventType=state,

@@ -174,7 +174,7 @@ def snapshot_run_event(
         "externalQuery": fb.external_query_facet(summary),
         "processing_engine": fb.processing_engine_facet(summary),
         # the engine application that committed (spark.app.id, flink.job-id): the bridge's application run
-        "parent": parent_facet(application_ref(*application, settings.job_namespace)) if application else None,
+        "parent": parent_facet(application_ref(*application, settings.job.namespace)) if application else None,
     })
     output_facets = _present({
         "outputStatistics": fb.output_statistics_facet(stats),
@@ -192,14 +192,14 @@ def snapshot_run_event(
             eventTime=fb.iso_time(fb.ms_to_datetime(stats.timestamp_ms)),
             run=Run(runId=str(run_id or snapshot_run_id(md.identity, stats.snapshot_id, stats.timestamp_ms)),
                     facets=run_facets),
-            job=Job(namespace=settings.job_namespace, name=job_name(table, engine_name),
+            job=Job(namespace=settings.job.namespace, name=job_name(table, engine_name),
                     facets={"jobType": fb.job_type_facet("COMMIT")}),
             outputs=[OutputDataset(namespace=identity.namespace, name=identity.name, facets=facets,
                                    outputFacets=output_facets)],
             producer=fb.PRODUCER,
         )
 
-    return _fit(build, stats, settings.events_max_bytes)
+    return _fit(build, stats, settings.events.max_bytes)
 
 
 def start_event(terminal: RunEvent) -> RunEvent:
@@ -226,7 +226,7 @@ def start_event(terminal: RunEvent) -> RunEvent:
 def started(terminal: RunEvent, settings: Settings) -> list[RunEvent]:
     """A run we start, as it is sent: its START (:func:`start_event`, unless ``events.start_events`` is off), then
     its terminal event. Both are deterministic where the run is, so a re-sent pair is identical to the first."""
-    return _paired(terminal, settings.events_start_events)
+    return _paired(terminal, settings.events.start_events)
 
 
 def _paired(terminal: RunEvent, start: bool) -> list[RunEvent]:
@@ -268,13 +268,13 @@ def snapshot_runs(
     """The events each snapshot's run is reported with, as the scanner and the REST bridge send them: START and
     COMPLETE of its run (:func:`started`, :func:`snapshot_run_event`) at ``depth``, or for a snapshot in ``owners``
     (tagged by the hook) the rebuild of its owner's events (:func:`owned_run_events`)."""
-    history = table_history(table, depth=depth, columns=settings.columns,  # type: ignore[arg-type]
+    history = table_history(table, depth=depth, columns=settings.column_stats,  # type: ignore[arg-type]
                             snapshot_ids=list(snapshot_ids), executor=executor, cache=cache)
     runs: dict[int, list[RunEvent]] = {}
     for stats in history:
         event = snapshot_run_event(table, stats, settings, capture_time=capture_time)
         owner = (owners or {}).get(stats.snapshot_id)
-        runs[stats.snapshot_id] = (owned_run_events(event, owner, start=settings.events_start_events)
+        runs[stats.snapshot_id] = (owned_run_events(event, owner, start=settings.events.start_events)
                                    if owner is not None else started(event, settings))
     return runs
 
@@ -316,7 +316,7 @@ def dataset_event(
             producer=fb.PRODUCER,
         )
 
-    return _fit(build, stats, settings.events_max_bytes)
+    return _fit(build, stats, settings.events.max_bytes)
 
 
 def lifecycle_event(
@@ -351,7 +351,7 @@ def lifecycle_event(
         eventTime=fb.iso_time(event_time or _now()),
         run=Run(runId=str(run_id or lifecycle_run_id(md.identity, kind, md.metadata_location, last_update))),
         job=Job(
-            namespace=settings.job_namespace,
+            namespace=settings.job.namespace,
             name=job_name(table, engine),
             facets={"jobType": fb.job_type_facet(kind)},
         ),

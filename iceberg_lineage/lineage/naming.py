@@ -151,9 +151,9 @@ def catalog_identifier(table: LoadedTable, env: Mapping[str, str] | None = None,
 def dataset_identity(table: LoadedTable, settings: Settings, env: Mapping[str, str] | None = None) -> DatasetIdentity:
     """Primary namespace and name plus symlinks, following ``naming.primary``."""
     loc_ns, loc_name = location_identity(table.metadata.location)
-    catalog = catalog_identifier(table, env, settings.naming_rest_uri)
+    catalog = catalog_identifier(table, env, settings.naming.rest_uri)
     if catalog is None:
         return DatasetIdentity(loc_ns, loc_name, ())
-    if settings.naming_primary == "table":
+    if settings.naming.primary == "table":
         return DatasetIdentity(catalog.namespace, catalog.name, (Identifier(loc_ns, loc_name, "LOCATION"),))
     return DatasetIdentity(loc_ns, loc_name, (catalog,))

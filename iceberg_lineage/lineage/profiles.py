@@ -79,7 +79,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
 
 
 def profile_of(settings: Settings) -> Profile:
-    return PROFILES[settings.consumer_profile]
+    return PROFILES[settings.consumer.profile]
 
 
 @dataclass(frozen=True)
@@ -104,8 +104,8 @@ def shape(event: Any, settings: Settings) -> Shaped:
     """Apply the profile to one built event: the job namespace, names too long, the link limit (several RUNNING
     events, then the terminal one), and the byte budget of each event sent. The event itself when nothing applies."""
     profile = profile_of(settings)
-    max_links = settings.events_max_links or profile.max_links
-    max_bytes = min(settings.events_max_bytes, profile.max_bytes) if profile.max_bytes else None
+    max_links = settings.events.max_links or profile.max_links
+    max_bytes = min(settings.events.max_bytes, profile.max_bytes) if profile.max_bytes else None
     if not (max_links or max_bytes or profile.connection_namespace or profile.max_name_chars or profile.checks_run
             or profile.requires_parent):
         return Shaped([event])
@@ -115,10 +115,10 @@ def shape(event: Any, settings: Settings) -> Shaped:
     if profile.requires_parent:
         add_table_parent(doc)
     if profile.connection_namespace:
-        _rename_job_namespace(doc, settings.job_namespace, str(settings.consumer_connection))
+        _rename_job_namespace(doc, settings.job.namespace, str(settings.consumer.connection))
     if profile.max_name_chars:
         notes += _drop_long_names(doc, profile.max_name_chars)
-    parts = [doc, *(checks_runs(doc, start=settings.events_start_events) if profile.checks_run else ())]
+    parts = [doc, *(checks_runs(doc, start=settings.events.start_events) if profile.checks_run else ())]
     if max_links and "run" in doc:
         split = [split_links(part, max_links, profile.max_run_links) for part in parts]
         parts = [p for part, _ in split for p in part]

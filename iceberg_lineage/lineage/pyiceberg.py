@@ -150,7 +150,7 @@ def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
         if owner is None:  # untagged (no before_commit saw it): a run of its own
             out += ev.started(event, settings)
         elif owner.owner == "snapshot":
-            out += ev.owned_run_events(event, owner, start=settings.events_start_events)
+            out += ev.owned_run_events(event, owner, start=settings.events.start_events)
         else:  # a run context's snapshot: the bare event, made a RUNNING event of the context by the hook
             out.append(event)
     return out
@@ -177,7 +177,7 @@ def failed_commit_events(failed: FailedCommit, settings: Settings) -> list[RunEv
         eventType=RunState.FAIL,
         eventTime=fb.iso_time(failed.when),
         run=OLRun(runId=failed.run_id, facets={"errorMessage": failed.failure.facet()}),
-        job=Job(namespace=settings.job_namespace, name=name, facets={"jobType": fb.job_type_facet("COMMIT")}),
+        job=Job(namespace=settings.job.namespace, name=name, facets={"jobType": fb.job_type_facet("COMMIT")}),
         outputs=outputs,
         producer=fb.PRODUCER,
     ), settings)
@@ -212,7 +212,7 @@ def scan_run_event(table: LoadedTable, dataset: InputDataset, settings: Settings
         eventType=RunState.COMPLETE,
         eventTime=fb.iso_time(now()),
         run=OLRun(runId=new_run_id()),
-        job=Job(namespace=settings.job_namespace, name=ev.job_name(table, SCAN_ENGINE),
+        job=Job(namespace=settings.job.namespace, name=ev.job_name(table, SCAN_ENGINE),
                 facets={"jobType": fb.job_type_facet("QUERY")}),
         inputs=[dataset],
         producer=fb.PRODUCER,

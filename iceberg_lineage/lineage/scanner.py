@@ -23,7 +23,7 @@ SCANNER_JOB = "scan"
 
 def scanner_run(settings: Settings) -> RunRef:
     """A new run of the scanner's job, in the configured job namespace (as every other job of ours)."""
-    return RunRef(new_run_id(), settings.job_namespace, f"{settings.job_namespace}.{SCANNER_JOB}")
+    return RunRef(new_run_id(), settings.job.namespace, f"{settings.job.namespace}.{SCANNER_JOB}")
 
 
 def scanner_start_event(ref: RunRef, when: dt.datetime) -> RunEvent:

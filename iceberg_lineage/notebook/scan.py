@@ -73,6 +73,6 @@ def preview_scan(
         sent.append(text)
         return "printed"
 
-    with StateStore(settings.state_path, readonly=True) as store:
+    with StateStore(settings.state.path, readonly=True) as store:
         summary = scan(options, settings, store, event_sink(keep))
     return ScanPreview(summary, EventLog([EmittedEvent(text) for text in sent]))

@@ -4,13 +4,12 @@ catalog; the accepted ones lineage reads (``/metrics`` reports included) leave a
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from typing import AsyncIterator, Mapping
+from typing import AsyncIterator
 
 import aiohttp
 from aiohttp import web
 
-from iceberg_lineage.config import Settings
+from iceberg_lineage.config import ProxySection, Settings
 from iceberg_lineage.proxy.capture import Capture, CaptureQueue
 from iceberg_lineage.proxy.forward import Tee, UpstreamError, config_response, error_response, relay, send
 from iceberg_lineage.proxy.metrics import MetricsSupport, handle_metrics
@@ -20,37 +19,18 @@ LOG = logging.getLogger(__name__)
 #: The largest ``/v1/config`` answer rewritten (a config is a few hundred bytes); a bigger one passes unchanged.
 CONFIG_MAX_BYTES = 1024 * 1024
 
-@dataclass(frozen=True)
-class ProxyOptions:
-    """``iceberg-lineage proxy``'s options. ``io_properties`` are the bridge's own catalog and FileIO properties
-    (credentials for its own loads, storage access at deeper depths), never the engines'."""
-
-    upstream: str
-    host: str = "127.0.0.1"
-    port: int = 8181
-    public_uri: str | None = None
-    depth: str = "summary"
-    io_properties: Mapping[str, str] = field(default_factory=dict)
-    workers: int = 1
-
-    @property
-    def uri(self) -> str:
-        """The URI engines use: ``--public-uri``, else the listen address."""
-        return (self.public_uri or f"http://{self.host}:{self.port}").rstrip("/")
-
-
 SESSION = web.AppKey("session", aiohttp.ClientSession)
 
 
-def make_app(options: ProxyOptions, settings: Settings, captures: CaptureQueue) -> web.Application:
+def make_app(options: ProxySection, settings: Settings, captures: CaptureQueue) -> web.Application:
     upstream = options.upstream.rstrip("/")
-    limit = settings.proxy_max_body_bytes
+    limit = settings.proxy.max_body_bytes
     metrics = MetricsSupport(METRICS_ENDPOINT)
 
     async def client_session(app: web.Application) -> AsyncIterator[None]:
         """The upstream client's lifetime is the application's."""
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=settings.proxy_connect_timeout_s,
-                                        sock_read=settings.proxy_upstream_timeout_s)
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=settings.proxy.connect_timeout_s,
+                                        sock_read=settings.proxy.upstream_timeout_s)
         connector = aiohttp.TCPConnector(limit=0, enable_cleanup_closed=True)
         async with aiohttp.ClientSession(timeout=timeout, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
                                          connector=connector) as session:
@@ -66,13 +46,13 @@ def make_app(options: ProxyOptions, settings: Settings, captures: CaptureQueue) 
                                             request_encoding=request.headers.get("Content-Encoding")))
 
             return await handle_metrics(request, request.app[SESSION], upstream, metrics, limit,
-                                        settings.proxy_body_timeout_s, accepted)
+                                        settings.proxy.body_timeout_s, accepted)
         if route.kind == "drop" and route.identifier is not None:
             await captures.ensure_known(route.prefix, route.identifier)
         sent = Tee(limit) if route.kind in REQUEST_PARSED else None
         received = Tee(limit) if route.kind in RESPONSE_PARSED else None
         try:
-            answer = await send(request.app[SESSION], upstream, request, sent, settings.proxy_body_timeout_s)
+            answer = await send(request.app[SESSION], upstream, request, sent, settings.proxy.body_timeout_s)
         except UpstreamError as exc:
             return error_response(exc.status, exc.kind, str(exc))
         async with answer:

@@ -233,7 +233,7 @@ class Interpreter:
     def _json(self, body: bytes | None, encoding: str | None) -> Any:
         if not body:
             return None
-        return json.loads(decoded(body, encoding, self.settings.proxy_max_body_bytes))
+        return json.loads(decoded(body, encoding, self.settings.proxy.max_body_bytes))
 
     def _remember(self, prefix: str | None, ident: Sequence[str] | None, answer: Any) -> LoadResult | None:
         """Keep the table metadata of an answer (LoadTableResult, CommitTableResponse), its ``config`` dropped."""

@@ -24,11 +24,11 @@ from typing import Callable
 
 from aiohttp import web
 
-from iceberg_lineage.config import Settings
+from iceberg_lineage.config import ProxySection, Settings
 from iceberg_lineage.delivery.client import make_client
 from iceberg_lineage.delivery.delivery import Delivery
 from iceberg_lineage.delivery.emitter import FLUSH_TIMEOUT_S, QUEUE_SIZE, Emitter
-from iceberg_lineage.proxy.app import ProxyOptions, make_app
+from iceberg_lineage.proxy.app import ProxySection, make_app
 from iceberg_lineage.proxy.capture import CaptureQueue, Channel
 from iceberg_lineage.proxy.collector import Collector
 from iceberg_lineage.proxy.interpreter import Interpreter
@@ -51,8 +51,9 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(options: ProxyOptions, settings: Settings, *, announce: Callable[[str], None] | None = None) -> int:
-    """Serve until SIGTERM/SIGINT; returns the exit code (0, or 1 when a serving process failed)."""
+def serve(settings: Settings, *, announce: Callable[[str], None] | None = None) -> int:
+    """Serve ``settings.proxy`` until SIGTERM/SIGINT; returns the exit code (0, or 1 when a serving process failed)."""
+    options = settings.proxy
     # before anything could log them; the HTTP libraries' own records too
     protect(options.io_properties).install(("aiohttp", "asyncio"))
     sock = listen(options.host, options.port)
@@ -65,9 +66,9 @@ def serve(options: ProxyOptions, settings: Settings, *, announce: Callable[[str]
     return _prefork(sock, options, settings)
 
 
-def _prefork(sock: socket.socket, options: ProxyOptions, settings: Settings) -> int:
+def _prefork(sock: socket.socket, options: ProxySection, settings: Settings) -> int:
     # created before the forks, so each serving process inherits its own end; the parent never puts on them
-    channels = [Channel.make(QUEUE_SIZE, settings.proxy_queue_max_bytes) for _ in range(options.workers)]
+    channels = [Channel.make(QUEUE_SIZE, settings.proxy.queue_max_bytes) for _ in range(options.workers)]
     children: list[int] = []
     parent = os.getpid()
     for channel in channels:
@@ -94,28 +95,28 @@ def _prefork(sock: socket.socket, options: ProxyOptions, settings: Settings) -> 
     return run_lineage(options, settings, channels, children)
 
 
-def run_worker(sock: socket.socket, options: ProxyOptions, settings: Settings, channel: Channel, *,
+def run_worker(sock: socket.socket, options: ProxySection, settings: Settings, channel: Channel, *,
                parent: int) -> int:
     """One serving process: its event loop relays, and its captures go to the lineage process ``parent``; it stops
     when that is gone."""
-    captures = CaptureQueue(channel, _loader(options, settings), settings.proxy_cache_tables)
+    captures = CaptureQueue(channel, _loader(options, settings), settings.proxy.cache_tables)
     try:
-        asyncio.run(_serve(sock, make_app(options, settings, captures), parent, settings.proxy_header_timeout_s))
+        asyncio.run(_serve(sock, make_app(options, settings, captures), parent, settings.proxy.header_timeout_s))
     finally:
         captures.close(FLUSH_TIMEOUT_S)
     return 0
 
 
-def run_lineage(options: ProxyOptions, settings: Settings, channels: list[Channel], children: list[int]) -> int:
+def run_lineage(options: ProxySection, settings: Settings, channels: list[Channel], children: list[int]) -> int:
     """The lineage process: the serving processes' captures built into events and delivered until they all ended;
     then its applications complete and its emitter flushes."""
     exited: dict[int, int] = {}
     # built in one pass, downward: collector -> interpreter -> application tracker -> outbox (emitter, state)
-    state = ProxySnapshots(settings.state_path)
+    state = ProxySnapshots(settings.state.path)
     emitter = Emitter(Delivery(make_client(), settings))
-    applications = ApplicationStore(settings.state_path)
+    applications = ApplicationStore(settings.state.path)
     # every worker's tables in one cache
-    tables = RelayedTables(_loader(options, settings), settings.proxy_cache_tables * len(channels),
+    tables = RelayedTables(_loader(options, settings), settings.proxy.cache_tables * len(channels),
                            public_uri=options.uri, io_properties=options.io_properties)
     tracker = ApplicationTracker(applications, settings, tables, Outbox(emitter, state))
     interpreter = Interpreter(settings, tables, tracker, state, depth=options.depth)
@@ -139,8 +140,8 @@ def run_lineage(options: ProxyOptions, settings: Settings, channels: list[Channe
     return 1 if any(code != 0 for code in exited.values()) else 0
 
 
-def _loader(options: ProxyOptions, settings: Settings) -> TableLoader:
-    return TableLoader(options.upstream, options.io_properties, settings.proxy_own_load_timeout_s)
+def _loader(options: ProxySection, settings: Settings) -> TableLoader:
+    return TableLoader(options.upstream, options.io_properties, settings.proxy.own_load_timeout_s)
 
 
 async def _serve(sock: socket.socket, app: web.Application, parent: int, header_timeout_s: float) -> None:

@@ -58,8 +58,8 @@ class ApplicationTracker:
     def __init__(self, store: ApplicationStore, settings: Settings, tables: RelayedTables, outbox: Outbox, *,
                  clock: Callable[[], float] = time.time) -> None:
         self.store, self.settings, self.tables, self.outbox, self.clock = store, settings, tables, outbox, clock
-        self.wait_s = settings.proxy_report_wait_s
-        self.idle_s = settings.proxy_run_idle_timeout_s
+        self.wait_s = settings.proxy.report_wait_s
+        self.idle_s = settings.proxy.run_idle_timeout_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         #: tables whose commit reports this process received: their clients report, so their commits wait

@@ -7,11 +7,13 @@ or bytes; durations ``s``/``m``/``h``/``d`` or seconds.
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
+from iceberg_lineage.config.yamlfile import read_yaml
 from iceberg_lineage.errors import ConfigError
 from iceberg_lineage.quality.schema import CHANGE_KINDS
 from iceberg_lineage.stats.model import DEPTHS, Depth
@@ -30,7 +32,10 @@ def _quantity(value: Any, units: Mapping[str, int], what: str) -> float:
     m = _QUANTITY.fullmatch(str(value))
     if not m or m.group(2).lower() not in units:
         raise ValueError(f"not a {what}: {value!r}")
-    return float(m.group(1)) * units[m.group(2).lower()]
+    amount = float(m.group(1)) * units[m.group(2).lower()]
+    if not math.isfinite(amount):
+        raise ValueError(f"not a finite {what}")
+    return amount
 
 
 def size_bytes(value: Any) -> int:
@@ -216,3 +221,14 @@ def checks_config(entries: Iterable[Any] | None) -> ChecksConfig:
         globs = (tables,) if isinstance(tables, str) else tuple(str(t) for t in tables)
         parsed.append((globs, rule_set(entry.get("rules") or {})))
     return ChecksConfig(tuple(parsed))
+
+
+def read_checks_file(path: str) -> ChecksConfig:
+    """The ``checks:`` entries of a rules file (a mapping with ``checks``, or the list itself), read within the
+    bounded YAML reader's limits; every error names the file."""
+    data = read_yaml(path, "the rules")
+    entries = data.get("checks") if isinstance(data, dict) else data
+    try:
+        return checks_config(entries)
+    except ConfigError as exc:
+        raise ConfigError(exc.reason, file=path) from None

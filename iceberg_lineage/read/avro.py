@@ -138,7 +138,7 @@ MAX_BYTES_PER_RECORD = 1 << 20
 @functools.lru_cache(maxsize=1)
 def max_block_bytes() -> int:
     """``manifest.max_block_bytes``, resolved once per process (pool workers inherit the environment)."""
-    return load_settings().manifest_max_block_bytes
+    return load_settings().manifest.max_block_bytes
 
 
 def _read_block(stream: Any, count: int, codec: str, cap: int, path: str) -> io.BytesIO:

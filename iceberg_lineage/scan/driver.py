@@ -72,7 +72,7 @@ def scan(
 
     run = _Driver(options, settings, state, sink, on_outcome)
     ref = scanner_run(settings) if own_run else None
-    if ref is not None and settings.events_start_events:
+    if ref is not None and settings.events.start_events:
         run.sink([to_json(scanner_start_event(ref, _now()))])
     started = time.monotonic()
     try:
@@ -91,7 +91,7 @@ def _walk(run: "_Driver", options: ScanOptions, settings: Settings) -> None:
     """Discover, read and deliver every table, then the catalog changes."""
     with open_executor(options.executor, options.workers, options.dask_scheduler) as executor:
         limit = 4 * (options.workers or 8)
-        pending = InFlight(executor, settings.scan_table_timeout_s)
+        pending = InFlight(executor, settings.scan.table_timeout_s)
         for spec in options.catalogs:
             for item in discover(spec, options.filters):
                 if isinstance(item, NamespaceListed):
@@ -176,7 +176,7 @@ class _Driver:
         """The scan's sink, within what is left of ``scan.delivery_deadline_s``: every call's time counts against
         it, and once it is spent the delivery spools each event without sending it."""
         started = time.monotonic()
-        with send_deadline(started + self.settings.scan_delivery_deadline_s - self.delivering_s):
+        with send_deadline(started + self.settings.scan.delivery_deadline_s - self.delivering_s):
             try:
                 return self._sink(texts)
             finally:
@@ -336,5 +336,5 @@ class _Driver:
             elapsed_s=elapsed,
             snapshots_resent=self.resent,
             events_rejected=self.rejected,
-            delivery=DeliveryPhase(self.settings.scan_delivery_deadline_s, self.delivering_s),
+            delivery=DeliveryPhase(self.settings.scan.delivery_deadline_s, self.delivering_s),
         )

@@ -117,7 +117,7 @@ def _current_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
     sid = md.current_snapshot_id
     if sid is None or sid == watermark.current_snapshot_id:
         return ()
-    stats = snapshot_stats(table, sid, depth=task.depth, columns=task.settings.columns, executor=manifest_pool())
+    stats = snapshot_stats(table, sid, depth=task.depth, columns=task.settings.column_stats, executor=manifest_pool())
     event = current_state_event(table, stats, task.settings, capture_time=task.capture_time)
     built = started(event, task.settings) if isinstance(event, RunEvent) else [event]
     snap = md.snapshot_by_id(sid)

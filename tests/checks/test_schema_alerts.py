@@ -23,8 +23,8 @@ from tests.support.scan import Recorder, spec_of
 
 
 def _alert_settings(tmp_path, url: str, **more) -> Settings:
-    return Settings(spool_path=str(tmp_path / "spool"), alerts_webhook=url, alerts_webhook_retries=0,
-                    alerts_webhook_timeout_s=0.5, delivery_breaker_cooldown_s=0, **more)
+    return Settings().updated({"spool.path": str(tmp_path / "spool"), "alerts.webhook": url, "alerts.webhook_retries": 0,
+                               "alerts.webhook_timeout_s": 0.5, "delivery.breaker_cooldown_s": 0, **more})
 
 
 def _alerts(n: int):

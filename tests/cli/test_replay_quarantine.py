@@ -36,7 +36,7 @@ def replay(*args: str):
 def quarantine_one_and_queue_one(server) -> list:
     """One event quarantined at its first send (spool.max_rejections=1), one waiting behind a down server."""
     poisoned, waiting = run_event(), run_event()
-    settings = Settings(spool_path=SPOOL, spool_max_rejections=1)
+    settings = Settings().updated({"spool.path": SPOOL, "spool.max_rejections": 1})
     assert Delivery(http_client(server.url, total=0), settings).emit(poisoned).status == "spooled"
     down = Delivery(http_client(f"http://127.0.0.1:{free_port()}", total=0), settings)
     assert down.emit(waiting).status == "spooled"
@@ -149,7 +149,7 @@ def test_a_spool_that_is_not_one_is_one_line_and_exit_2(tmp_path, monkeypatch, a
 
 
 def test_quarantine_rule_follows_the_setting(server, monkeypatch):
-    settings = Settings(spool_path=SPOOL)
+    settings = Settings().updated({"spool.path": SPOOL})
     spooled = Delivery(http_client(f"http://127.0.0.1:{free_port()}", total=0), settings).emit(run_event())
     assert spooled.status == "spooled"
     use(monkeypatch, server.url)
@@ -160,4 +160,4 @@ def test_quarantine_rule_follows_the_setting(server, monkeypatch):
     assert "0 delivered, 1 remaining" in first.stderr and first.exit_code == 1
     assert "0 delivered, 0 remaining, 1 quarantined" in second.stderr and second.exit_code == 1
     assert len(server.received) == 2
-    assert Settings().spool_max_rejections == 5  # the default
+    assert Settings().spool.max_rejections == 5  # the default

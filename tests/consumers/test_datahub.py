@@ -12,13 +12,14 @@ from tests.consumers.tables import snapshot_event
 from tests.support.consumers import probe
 from tests.support.engines import require
 
-PROFILE = Settings(consumer_profile="datahub")
+PROFILE = Settings().updated({"consumer.profile": "datahub"})
 
 
 @pytest.fixture(scope="module")
 def urns():
     require("datahub")
-    built = [snapshot_event(3, PROFILE), snapshot_event(3, Settings(consumer_profile="datahub", naming_primary="table")),
+    built = [snapshot_event(3, PROFILE),
+             snapshot_event(3, Settings().updated({"consumer.profile": "datahub", "naming.primary": "table"})),
              snapshot_event(3, PROFILE, location="file:/data/warehouse/mart/orders")]
     mapped = probe("datahub", [e for b in built for e in shape(b, PROFILE).events])
     assert len(mapped) == 9  # each snapshot run, then its checks run's START and COMPLETE (the datahub profile)

@@ -10,14 +10,15 @@ from tests.consumers.tables import linked_run, snapshot_event
 from tests.support.consumers import probe
 from tests.support.engines import require
 
-PROFILE = Settings(consumer_profile="openmetadata")
+PROFILE = Settings().updated({"consumer.profile": "openmetadata"})
 
 
 @pytest.fixture(scope="module")
 def parsed():
     require("openmetadata")
     built = [snapshot_event(3, PROFILE), snapshot_event(3, PROFILE, namespace="sales.emea", name="returns"),
-             snapshot_event(3, Settings(consumer_profile="openmetadata", naming_primary="table")), linked_run(2, 1)]
+             snapshot_event(3, Settings().updated({"consumer.profile": "openmetadata", "naming.primary": "table"})),
+             linked_run(2, 1)]
     sent = [e for event in built for e in shape(event, PROFILE).events]
     assert len(sent) == len(built)  # the profile changes nothing OpenMetadata reads
     return probe("openmetadata", sent)

@@ -18,8 +18,8 @@ from iceberg_lineage.lineage.serde import to_json
 from tests.consumers.tables import doc, linked_run, size, snapshot_event, stats, table
 from tests.support.olschema import validate_event
 
-DATAZONE = Settings(consumer_profile="datazone")
-DATAPLEX = Settings(consumer_profile="dataplex")
+DATAZONE = Settings().updated({"consumer.profile": "datazone"})
+DATAPLEX = Settings().updated({"consumer.profile": "dataplex"})
 
 
 class Capture(Transport):
@@ -37,12 +37,12 @@ class Capture(Transport):
 def test_every_profile_is_declared_once_and_settable_three_ways(tmp_path, monkeypatch):
     assert tuple(PROFILES) == PROFILE_NAMES
     monkeypatch.chdir(tmp_path)
-    assert load_settings(env={}).consumer_profile == "generic"
+    assert load_settings(env={}).consumer.profile == "generic"
     (tmp_path / "iceberg-lineage.yml").write_text("consumer:\n  profile: marquez\n")
-    assert load_settings(env={}).consumer_profile == "marquez"
+    assert load_settings(env={}).consumer.profile == "marquez"
     env = {"ICEBERG_LINEAGE__CONSUMER__PROFILE": "datahub"}
-    assert load_settings(env=env).consumer_profile == "datahub"
-    assert load_settings({"consumer.profile": "datazone"}, env=env).consumer_profile == "datazone"  # the flag wins
+    assert load_settings(env=env).consumer.profile == "datahub"
+    assert load_settings({"consumer.profile": "datazone"}, env=env).consumer.profile == "datazone"  # the flag wins
     with pytest.raises(ConfigError, match="consumer.profile must be one of generic, marquez"):
         load_settings(env={"ICEBERG_LINEAGE__CONSUMER__PROFILE": "purview"})
 
@@ -50,12 +50,12 @@ def test_every_profile_is_declared_once_and_settable_three_ways(tmp_path, monkey
 def test_generic_and_other_unlimited_profiles_send_the_built_event_itself():
     event = snapshot_event(50)
     for name in ("generic", "marquez"):  # openmetadata adds a parent (tests/consumers/test_start_and_parents.py)
-        assert shape(event, Settings(consumer_profile=name)).events == [event]
+        assert shape(event, Settings().updated({"consumer.profile": name})).events == [event]
 
 
 def test_datahub_each_snapshot_gets_a_checks_run_with_the_input_metrics_facet():
     event = snapshot_event(3)
-    datahub = Settings(consumer_profile="datahub")
+    datahub = Settings().updated({"consumer.profile": "datahub"})
     sent = [doc(e) for e in shape(event, datahub).events]
     assert sent[0] == doc(event) and len(sent) == 3
     start, check = sent[1:]
@@ -64,7 +64,7 @@ def test_datahub_each_snapshot_gets_a_checks_run_with_the_input_metrics_facet():
         "START", check["run"], check["job"], check["eventTime"])
     assert start["inputs"] == [{"namespace": check["inputs"][0]["namespace"], "name": check["inputs"][0]["name"],
                                 "facets": {"symlinks": check["inputs"][0]["facets"]["symlinks"]}, "inputFacets": {}}]
-    without = Settings(consumer_profile="datahub", events_start_events=False)
+    without = Settings().updated({"consumer.profile": "datahub", "events.start_events": False})
     assert [doc(e) for e in shape(event, without).events] == [sent[0], check]
     assert check["job"]["facets"]["jobType"]["jobType"] == "CHECK" and check["outputs"] == []
     [table] = check["inputs"]
@@ -86,7 +86,7 @@ def test_datahub_each_snapshot_gets_a_checks_run_with_the_input_metrics_facet():
 @pytest.mark.parametrize("profile", ["datazone", "dataplex"])
 def test_run_events_only_the_current_state_is_the_current_snapshots_run(profile):
     loaded = table(5)
-    settings = Settings(consumer_profile=profile)
+    settings = Settings().updated({"consumer.profile": profile})
     state = doc(current_state_event(loaded, stats(loaded), settings))
     history = doc(current_state_event(loaded, stats(loaded), Settings()))
     assert "dataset" in history and "eventType" not in history  # generic: a DatasetEvent
@@ -122,8 +122,8 @@ def test_datazone_every_event_of_a_3000_column_table_fits_300000_bytes_and_is_va
     capture = Capture()
     from iceberg_lineage.delivery.delivery import Delivery
 
-    delivery = Delivery(OpenLineageClient(transport=capture), Settings(consumer_profile="datazone",
-                                                                      spool_path=str(tmp_path / "spool")))
+    delivery = Delivery(OpenLineageClient(transport=capture),
+                        Settings().updated({"consumer.profile": "datazone", "spool.path": str(tmp_path / "spool")}))
     with caplog.at_level(logging.WARNING, logger="iceberg_lineage.delivery.delivery"):
         assert delivery.emit(event).status == "delivered"
     [sent] = capture.sent
@@ -176,7 +176,7 @@ def test_dataplex_names_over_4000_characters_are_left_out_with_a_note():
 
 
 def test_events_max_links_applies_under_any_profile():
-    parts = shape(linked_run(30, 1), Settings(events_max_links=10)).events
+    parts = shape(linked_run(30, 1), Settings().updated({"events.max_links": 10})).events
     assert [links(doc(p)) for p in parts] == [10, 10, 10]
 
 
@@ -200,7 +200,8 @@ def test_scanner_current_mode_sends_run_events_under_run_only_profiles(profile, 
     table = write_table(sql_catalog, "db.a", 2)
     with StateStore(tmp_path / "state.db") as state:
         sink = Recorder()
-        scan(ScanOptions(catalogs=(spec_of(sql_catalog),), mode="current"), Settings(consumer_profile=profile),
+        scan(ScanOptions(catalogs=(spec_of(sql_catalog),), mode="current"),
+             Settings().updated({"consumer.profile": profile}),
              state, sink)
     start, event = sink.parsed
     assert (start["eventType"], start["run"]["runId"]) == ("START", event["run"]["runId"])
@@ -220,7 +221,7 @@ def test_the_delivery_path_sends_a_split_run_in_order_and_reports_one_result(tmp
 
     capture = Capture()
     delivery = Delivery(OpenLineageClient(transport=capture),
-                        Settings(consumer_profile="dataplex", spool_path=str(tmp_path / "spool")))
+                        Settings().updated({"consumer.profile": "dataplex", "spool.path": str(tmp_path / "spool")}))
     [result] = delivery.emit_many([linked_run(250, 1)])
     assert result.status == "delivered"
     assert [(e["eventType"], links(e)) for e in capture.sent] == [("RUNNING", 100), ("RUNNING", 100), ("COMPLETE", 50)]

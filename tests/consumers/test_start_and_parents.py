@@ -18,8 +18,8 @@ from iceberg_lineage.lineage.runs import application_run_id
 from tests.consumers.tables import doc, snapshot_event, stats, table
 from tests.support.olschema import validate_event
 
-OPENMETADATA = Settings(consumer_profile="openmetadata")
-ATLAN = Settings(consumer_profile="atlan", consumer_connection="lake-connection")
+OPENMETADATA = Settings().updated({"consumer.profile": "openmetadata"})
+ATLAN = Settings().updated({"consumer.profile": "atlan", "consumer.connection": "lake-connection"})
 SNAPSHOT_TIME = "2025-12-01T12:00:00.000Z"  # the fixture snapshot's timestamp-ms, 1764590400000
 
 
@@ -59,12 +59,12 @@ def test_a_run_is_a_start_then_its_complete_and_the_setting_turns_the_start_off(
         validate_event(json.dumps(event))
     assert [doc(e) for e in run_pair(Settings())][0] == start  # built again later: the same START
 
-    assert [e.eventType for e in run_pair(Settings(events_start_events=False))] == [RunState.COMPLETE]
+    assert [e.eventType for e in run_pair(Settings().updated({"events.start_events": False}))] == [RunState.COMPLETE]
     monkeypatch.chdir(tmp_path)
-    assert load_settings(env={}).events_start_events is True
-    assert load_settings(env={"ICEBERG_LINEAGE__EVENTS__START_EVENTS": "false"}).events_start_events is False
+    assert load_settings(env={}).events.start_events is True
+    assert load_settings(env={"ICEBERG_LINEAGE__EVENTS__START_EVENTS": "false"}).events.start_events is False
     (tmp_path / "iceberg-lineage.yml").write_text("events:\n  start_events: no\n")
-    assert load_settings(env={}).events_start_events is False
+    assert load_settings(env={}).events.start_events is False
 
 
 def test_openmetadata_gives_both_events_of_a_table_run_the_tables_run_as_parent():

@@ -24,4 +24,4 @@ def serve():
 
 @pytest.fixture
 def settings(tmp_path) -> Settings:
-    return Settings(spool_path=str(tmp_path / "spool"))
+    return Settings().updated({"spool.path": str(tmp_path / "spool")})

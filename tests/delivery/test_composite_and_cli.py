@@ -29,7 +29,7 @@ def test_fan_out_composite_spools_what_one_target_missed_although_it_continued(s
     assert result.status == "spooled" and result.error == "ConnectionError: NewConnectionError"
     assert [key(b) for b in up.accepted] == [key(Serde.to_json(event))]
     b = serve(port=port_b)
-    assert replay(settings.spool_path, composite_client(urls, continue_on_failure=True)) == ReplayResult(1, 0)
+    assert replay(settings.spool.path, composite_client(urls, continue_on_failure=True)) == ReplayResult(1, 0)
     assert [key(x) for x in b.accepted] == [key(Serde.to_json(event))]
     assert len(up.accepted) == 2  # the duplicate repeats the runId and eventType already sent
 
@@ -56,13 +56,13 @@ def test_replay_command_delivers_everything_and_exits_0(serve, settings, monkeyp
     server = serve()
     monkeypatch.setenv("OPENLINEAGE_URL", server.url)
 
-    result = CliRunner().invoke(replay_command, ["--spool", settings.spool_path])
+    result = CliRunner().invoke(replay_command, ["--spool", settings.spool.path])
 
     assert result.exit_code == 0, result.output
     assert "replay: 6 delivered, 0 remaining" in result.stderr and result.stdout == ""
     assert len(result.stderr.splitlines()) == 1
     assert [key(b) for b in server.accepted] == [key(Serde.to_json(e)) for e in events]
-    with Spool(settings.spool_path) as spool:
+    with Spool(settings.spool.path) as spool:
         assert spool.count() == 0
 
 
@@ -71,7 +71,7 @@ def test_replay_command_exits_1_while_events_remain(settings, monkeypatch):
     monkeypatch.setenv("OPENLINEAGE__TRANSPORT__TYPE", "http")
     monkeypatch.setenv("OPENLINEAGE__TRANSPORT__URL", f"http://127.0.0.1:{free_port()}")
     monkeypatch.setenv("OPENLINEAGE__TRANSPORT__RETRY", '{"total": 0}')
-    monkeypatch.setenv("ICEBERG_LINEAGE__SPOOL__PATH", settings.spool_path)
+    monkeypatch.setenv("ICEBERG_LINEAGE__SPOOL__PATH", settings.spool.path)
 
     result = CliRunner().invoke(replay_command, [])  # the spool.path setting
 
@@ -85,18 +85,18 @@ def test_replay_command_usage_errors_exit_2(settings, monkeypatch):
 
     spool_three_runs(settings)
     monkeypatch.setenv("OPENLINEAGE_DISABLED", "true")
-    result = CliRunner().invoke(replay_command, ["--spool", settings.spool_path])
+    result = CliRunner().invoke(replay_command, ["--spool", settings.spool.path])
     assert result.exit_code == 2 and "disabled" in result.stderr
-    with Spool(settings.spool_path) as spool:
+    with Spool(settings.spool.path) as spool:
         assert spool.count() == 6
 
 
 def test_replay_command_into_the_embedded_default_file_transport(settings, tmp_path):
     spool_three_runs(settings)
-    with Spool(settings.spool_path) as spool:
+    with Spool(settings.spool.path) as spool:
         bodies = [r.body for r in spool.read(0, 100)]
 
-    result = CliRunner().invoke(replay_command, ["--spool", settings.spool_path])
+    result = CliRunner().invoke(replay_command, ["--spool", settings.spool.path])
 
     assert result.exit_code == 0, result.output
     assert "replay: 6 delivered, 0 remaining" in result.stderr

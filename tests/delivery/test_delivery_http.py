@@ -1,7 +1,6 @@
 """Delivery through openlineage-python's HTTP transport against real local servers that fail in the usual ways."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import time
@@ -20,7 +19,7 @@ from iceberg_lineage.delivery.spool import Spool
 
 
 def spooled_rows(settings):
-    with Spool(settings.spool_path) as spool:
+    with Spool(settings.spool.path) as spool:
         return spool.read(0, 10_000)
 
 
@@ -31,7 +30,7 @@ def test_server_failing_then_recovering_loses_nothing_and_duplicates_only_sent_r
     server = serve(script=lambda n, _body: Answer(500 if n < 7 else 200))
     events = run_pairs(5)
     sent = [key(Serde.to_json(e)) for e in events]
-    delivery = Delivery(http_client(server.url, **FAST), dataclasses.replace(settings, delivery_breaker_cooldown_s=0))
+    delivery = Delivery(http_client(server.url, **FAST), settings.updated({"delivery.breaker_cooldown_s": 0}))
 
     results = [delivery.emit(e) for e in events]
 
@@ -41,7 +40,7 @@ def test_server_failing_then_recovering_loses_nothing_and_duplicates_only_sent_r
     assert delivery.stats == DeliveryStats(delivered=8, spooled=2)
     assert len(server.received) == 6 + 2 + 7
 
-    assert replay(settings.spool_path, http_client(server.url, **FAST)) == ReplayResult(2, 0)
+    assert replay(settings.spool.path, http_client(server.url, **FAST)) == ReplayResult(2, 0)
     received = Counter(key(b) for b in server.received)
     assert set(received) == set(sent)  # every event arrived ...
     assert Counter(key(b) for b in server.accepted) == Counter(sent)  # ... and was accepted once
@@ -67,7 +66,7 @@ def test_server_down_for_the_whole_run_then_replay_delivers_every_body_in_order(
     assert [(r.run_id, r.event_type) for r in rows] == [key(Serde.to_json(e)) for e in events]
 
     server = serve(port=port)
-    result = replay(settings.spool_path, http_client(server.url, **FAST))
+    result = replay(settings.spool.path, http_client(server.url, **FAST))
 
     assert result == ReplayResult(6, 0)
     assert [b.decode() for b in server.accepted] == [r.body for r in rows]  # byte for byte, in order
@@ -77,7 +76,7 @@ def test_server_down_for_the_whole_run_then_replay_delivers_every_body_in_order(
         original["run"]["facets"] = {}
         assert doc == original
     assert spooled_rows(settings) == []
-    assert replay(settings.spool_path, http_client(server.url, **FAST)) == ReplayResult(0, 0)
+    assert replay(settings.spool.path, http_client(server.url, **FAST)) == ReplayResult(0, 0)
 
 
 def test_responses_slower_than_the_timeout_are_spooled_within_a_bounded_time(serve, settings):
@@ -152,7 +151,7 @@ def test_an_event_the_server_rejects_is_kept_while_replay_goes_on(serve, setting
     poison = key(Serde.to_json(events[1]))
     server = serve(port=port, script=lambda n, body: Answer(400 if key(body) == poison else 200))
 
-    result = replay(settings.spool_path, http_client(server.url, **FAST))
+    result = replay(settings.spool.path, http_client(server.url, **FAST))
 
     assert result == ReplayResult(3, 1, "HTTPError: HTTP 400")
     assert [(r.run_id, r.event_type) for r in spooled_rows(settings)] == [poison]
@@ -170,7 +169,7 @@ def test_replay_stops_at_the_first_event_that_cannot_get_through(serve, settings
         delivery.emit(e)
     server = serve(port=port, script=lambda n, _body: Answer(200 if n == 0 else status))
 
-    result = replay(settings.spool_path, http_client(server.url, total=0))
+    result = replay(settings.spool.path, http_client(server.url, total=0))
 
     assert result == ReplayResult(1, 3, f"RetryError: too many {status} error responses")
     assert len(server.received) == 2  # the third event was not tried behind the second

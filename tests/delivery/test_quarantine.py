@@ -3,7 +3,6 @@ are counted per event, the events of its run and datasets stay behind it, and af
 moves to the quarantine. Old spool files are migrated in place."""
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import sqlite3
@@ -53,7 +52,7 @@ def spool_down(settings, events) -> None:
 
 
 def rows(settings):
-    with Spool(settings.spool_path) as spool:
+    with Spool(settings.spool.path) as spool:
         return spool.read(0, 1000), spool.quarantined()
 
 
@@ -74,7 +73,7 @@ def test_a_rejected_event_holds_back_its_run_and_datasets_until_quarantined(serv
     server = serve(script=lambda n, body: Answer(400 if key(body) == poison else 200))
     client = http_client(server.url, **ONCE)
 
-    first = replay(settings.spool_path, client)
+    first = replay(settings.spool.path, client)
 
     assert first == ReplayResult(3, 4, "HTTPError: HTTP 400", 0)
     assert [key(b) for b in server.accepted] == [keys[2], keys[3], keys[6]]
@@ -84,9 +83,9 @@ def test_a_rejected_event_holds_back_its_run_and_datasets_until_quarantined(serv
     assert waiting[0].datasets == (("s3://lake", "orders"),) and not quarantined
 
     for n in range(2, 5):  # rejected 2, 3, 4 times: still blocking
-        assert replay(settings.spool_path, client) == ReplayResult(0, 4, "HTTPError: HTTP 400", 0)
+        assert replay(settings.spool.path, client) == ReplayResult(0, 4, "HTTPError: HTTP 400", 0)
     assert rows(settings)[0][0].attempts == 4
-    fifth = replay(settings.spool_path, client)  # the default spool.max_rejections is 5
+    fifth = replay(settings.spool.path, client)  # the default spool.max_rejections is 5
 
     assert fifth == ReplayResult(3, 0, "HTTPError: HTTP 400", 1)
     assert [key(b) for b in server.accepted] == [keys[2], keys[3], keys[6], keys[1], keys[4], keys[5]]
@@ -104,7 +103,7 @@ def test_a_transient_4xx_stops_the_replay_and_counts_no_rejection(serve, setting
     spool_down(settings, events)
     server = serve(script=lambda n, _body: Answer(status))
 
-    result = replay(settings.spool_path, http_client(server.url, **ONCE), max_rejections=1)
+    result = replay(settings.spool.path, http_client(server.url, **ONCE), max_rejections=1)
 
     assert result.delivered == 0 and result.remaining == 3 and result.quarantined == 0
     assert len(server.received) == 1
@@ -114,17 +113,17 @@ def test_a_transient_4xx_stops_the_replay_and_counts_no_rejection(serve, setting
 def test_the_rejection_by_the_first_send_counts(serve, settings):
     server = serve(script=lambda n, _body: Answer(400))
     url = server.url
-    two = dataclasses.replace(settings, spool_max_rejections=2)
+    two = settings.updated({"spool.max_rejections": 2})
     delivery = Delivery(http_client(url, **ONCE), two)
 
     assert delivery.emit(event(RunState.START, str(uuid4()))).status == "spooled"
     (row,), _ = rows(settings)
     assert (row.attempts, row.last_error, row.destination) == (1, "HTTPError: HTTP 400", f"http {url}")
 
-    assert replay(settings.spool_path, http_client(url, **ONCE), max_rejections=2) == ReplayResult(
+    assert replay(settings.spool.path, http_client(url, **ONCE), max_rejections=2) == ReplayResult(
         0, 0, "HTTPError: HTTP 400", 1
     )
-    one = dataclasses.replace(settings, spool_max_rejections=1)
+    one = settings.updated({"spool.max_rejections": 1})
     assert Delivery(http_client(url, **ONCE), one).emit(event(RunState.START, str(uuid4()))).status == "spooled"
     waiting, quarantined = rows(settings)
     assert waiting == [] and [q.attempts for q in quarantined] == [2, 1]
@@ -134,7 +133,7 @@ def test_the_rejection_by_the_first_send_counts(serve, settings):
 def test_retry_puts_quarantined_events_back_at_their_place_and_drop_deletes_one(serve, settings):
     runs = [str(uuid4()) for _ in range(4)]
     spool_down(settings, [event(RunState.START, r) for r in runs])
-    with Spool(settings.spool_path) as spool:
+    with Spool(settings.spool.path) as spool:
         assert spool.reject(1, "HTTPError: HTTP 400", max_rejections=1)
         assert spool.reject(3, "HTTPError: HTTP 400", max_rejections=1)
         assert not spool.reject(4, "HTTPError: HTTP 413", max_rejections=2)
@@ -144,7 +143,7 @@ def test_retry_puts_quarantined_events_back_at_their_place_and_drop_deletes_one(
         assert [(r.seq, r.attempts) for r in spool.read(0, 10)] == [(1, 0), (2, 0), (4, 1)]
         assert spool.quarantine_count() == 0
     server = serve()
-    assert replay(settings.spool_path, http_client(server.url, **ONCE)) == ReplayResult(3, 0)
+    assert replay(settings.spool.path, http_client(server.url, **ONCE)) == ReplayResult(3, 0)
     assert [json.loads(b)["run"]["runId"] for b in server.accepted] == [runs[0], runs[1], runs[3]]
 
 
@@ -172,7 +171,7 @@ def test_an_old_spool_file_is_migrated_in_place_and_still_replays(serve, setting
     db.close()
     Spool(directory).close()  # opening a migrated spool again changes nothing
     server = serve()
-    assert replay(settings.spool_path, http_client(server.url, **ONCE)) == ReplayResult(2, 0)
+    assert replay(settings.spool.path, http_client(server.url, **ONCE)) == ReplayResult(2, 0)
     assert [b.decode() for b in server.accepted] == bodies
 
 
@@ -181,7 +180,7 @@ def test_a_dataset_event_is_keyed_by_its_dataset(settings):
 
     doc = DatasetEvent(eventTime="2026-11-29T12:00:00+00:00", producer="https://example.com/t",
                        dataset=StaticDataset(namespace="s3://lake", name="orders"))
-    with Spool(settings.spool_path) as spool:
+    with Spool(settings.spool.path) as spool:
         spool.append(Serde.to_json(doc), None, None)
         (row,) = spool.read()
     assert row.datasets == (("s3://lake", "orders"),)

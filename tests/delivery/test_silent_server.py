@@ -2,7 +2,6 @@
 breaker spools the rest without trying, nothing overtakes what waits in the spool, and a replay delivers it all."""
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections import Counter
 
@@ -22,7 +21,7 @@ SILENT = Answer(200, delay=3600)
 
 
 def spooled_keys(settings) -> list[tuple[str, str]]:
-    with Spool(settings.spool_path) as spool:
+    with Spool(settings.spool.path) as spool:
         return [(r.run_id, r.event_type) for r in spool.read(0, 10_000)]
 
 
@@ -41,14 +40,14 @@ def test_a_silent_server_gets_one_request_for_three_batches_and_replay_delivers_
     assert spooled_keys(settings) == sent
 
     good = serve()
-    assert replay(settings.spool_path, http_client(good.url, **FAST)) == ReplayResult(6, 0)
+    assert replay(settings.spool.path, http_client(good.url, **FAST)) == ReplayResult(6, 0)
     assert [key(b) for b in good.accepted] == sent  # in order, each exactly once
 
 
 def test_a_200_after_the_timeout_is_not_posted_again(serve, settings):
     slow = serve(script=lambda n, _body: Answer(200, delay=1.0))
     delivery = Delivery(http_client(slow.url, timeout=0.2, **FAST),
-                        dataclasses.replace(settings, delivery_breaker_cooldown_s=0))
+                        settings.updated({"delivery.breaker_cooldown_s": 0}))
     events = [e for _ in range(3) for e in run_pairs(1)[:1]]  # three runs' STARTs: none waits behind another
 
     results = [delivery.emit(e) for e in events]
@@ -75,7 +74,7 @@ def test_the_breaker_reopens_after_its_cool_down_with_one_probe(settings):
     assert delivery.stats == DeliveryStats(spooled=4)
 
     closed = Delivery(http_client(f"http://127.0.0.1:{port}", total=0),
-                      dataclasses.replace(settings, delivery_breaker_cooldown_s=0))
+                      settings.updated({"delivery.breaker_cooldown_s": 0}))
     with LineageServer(port) as server:
         [probe, *_] = closed.emit_many(run_pairs(1))
     assert probe.status == "delivered" and len(server.accepted) == 2
@@ -104,7 +103,7 @@ def test_a_fresh_event_of_a_spooled_dataset_waits_behind_it_and_replay_keeps_the
     # before: the newer event of /lake/orders was delivered ahead of the older one still in the spool
     assert [r.status for r in results] == ["spooled", "delivered"]
     assert [key(b) for b in server.accepted] == [key(Serde.to_json(other))]
-    assert replay(settings.spool_path, http_client(server.url, **FAST)) == ReplayResult(2, 0)
+    assert replay(settings.spool.path, http_client(server.url, **FAST)) == ReplayResult(2, 0)
     orders = [key(b) for b in server.accepted if b"/lake/orders" in b]
     assert orders == [key(Serde.to_json(older)), key(Serde.to_json(newer))]
 

@@ -2,7 +2,6 @@
 items 3 and 19): never as "full (spool.max_bytes)", never as a traceback, and the event counts as failed."""
 from __future__ import annotations
 
-import dataclasses
 import errno
 import logging
 import os
@@ -45,7 +44,7 @@ def no_space_left(tmp_path):
 def test_an_unwritable_spool_is_reported_once_with_its_path_and_its_reason(settings, tmp_path, caplog, broken):
     path, reason = broken(tmp_path)
     delivery = Delivery(http_client(f"http://127.0.0.1:{free_port()}", total=0),
-                        dataclasses.replace(settings, spool_path=str(path)))
+                        settings.updated({"spool.path": str(path)}))
 
     with caplog.at_level(logging.DEBUG, logger="iceberg_lineage"):
         results = delivery.emit_many([run_event() for _ in range(3)])
@@ -64,7 +63,7 @@ def test_an_unwritable_spool_is_reported_once_with_its_path_and_its_reason(setti
 def test_a_new_outage_is_reported_again_after_the_spool_worked(settings, tmp_path, caplog):
     path, _ = parent_is_a_file(tmp_path)
     delivery = Delivery(http_client(f"http://127.0.0.1:{free_port()}", total=0),
-                        dataclasses.replace(settings, spool_path=str(path)))
+                        settings.updated({"spool.path": str(path)}))
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         delivery.emit(run_event())
         (tmp_path / "plain").unlink()
@@ -128,7 +127,7 @@ def test_the_hooks_emitter_reports_an_event_the_spool_could_not_keep(settings, t
 
     path, reason = garbage_database(tmp_path)
     delivery = Delivery(http_client(f"http://127.0.0.1:{free_port()}", total=0),
-                        dataclasses.replace(settings, spool_path=str(path)))
+                        settings.updated({"spool.path": str(path)}))
     emitter = Emitter(delivery)
 
     with caplog.at_level(logging.WARNING, logger="iceberg_lineage"):

@@ -28,8 +28,8 @@ def test_a_silent_server_costs_the_scan_its_deadline_then_replay_delivers_every_
         sql_catalog, state_path, tmp_path):
     write_tables(sql_catalog, 3, 2)  # 3 tables, 2 snapshots each: 6 events
     # no breaker cool-down: each table's batch tries the server once, until the 0.5 s deadline is spent
-    settings = Settings(spool_path=str(tmp_path / "spool"), scan_delivery_deadline_s=0.5,
-                        delivery_breaker_cooldown_s=0)
+    settings = Settings().updated({"spool.path": str(tmp_path / "spool"), "scan.delivery_deadline_s": 0.5,
+                                   "delivery.breaker_cooldown_s": 0})
     with LineageServer(script=lambda n, _body: Answer(200, delay=3600)) as silent:
         delivery = Delivery(http_client(silent.url, timeout=0.3, **FAST), settings)
         with StateStore(state_path) as state:
@@ -42,12 +42,12 @@ def test_a_silent_server_costs_the_scan_its_deadline_then_replay_delivers_every_
     assert summary.delivery.deadline_passed and summary.to_json()["delivery"]["deadline_s"] == 0.5
     # six runs, START and COMPLETE each
     assert summary.exit_code == 0 and summary.snapshots_emitted == 6 and delivery.stats.spooled == 12
-    with Spool(settings.spool_path) as spool:
+    with Spool(settings.spool.path) as spool:
         spooled = [(r.run_id, r.event_type) for r in spool.read(0, 100)]
     assert len(set(spooled)) == 12
 
     with LineageServer() as good:
-        assert replay(settings.spool_path, http_client(good.url, **FAST)) == ReplayResult(12, 0)
+        assert replay(settings.spool.path, http_client(good.url, **FAST)) == ReplayResult(12, 0)
         assert Counter(key(b) for b in good.accepted) == Counter({k: 1 for k in spooled})
 
 

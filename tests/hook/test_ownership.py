@@ -42,7 +42,7 @@ def expected_run_ids(table) -> set[str]:
 
 def scan_into(server: LineageServer, catalog, state_path, tmp_path):
     """A real scan delivering to ``server`` with the given state."""
-    settings = Settings(spool_path=str(tmp_path / "scan-spool"))
+    settings = Settings().updated({"spool.path": str(tmp_path / "scan-spool")})
     delivery = Delivery(http_client(server.url, **FAST), settings)
     try:
         with StateStore(state_path) as state:

@@ -127,17 +127,17 @@ def test_a_full_queue_spills_to_the_spool_without_blocking(tmp_path):
     gate = threading.Event()
     server = Collector(gate=gate)
     try:
-        settings = Settings(spool_path=str(tmp_path / "spool"))
+        settings = Settings().updated({"spool.path": str(tmp_path / "spool")})
         emitter = Emitter(Delivery(server.client, settings), max_queue=1)
         for n in range(6):
             emitter.submit(_event(n))  # one in flight, one queued, four spilled
-        with Spool(settings.spool_path) as spool:
+        with Spool(settings.spool.path) as spool:
             spilled = spool.count()
         gate.set()
         assert emitter.flush(30)
         delivered = len(server.bodies)
         assert spilled >= 3 and delivered + spilled == 6
-        assert replay(settings.spool_path, server.client).delivered == spilled
+        assert replay(settings.spool.path, server.client).delivered == spilled
         assert sorted(b["job"]["name"] for b in server.bodies) == [f"job{n}" for n in range(6)]
     finally:
         gate.set()
@@ -148,12 +148,12 @@ def test_exit_flush_spools_what_a_stuck_transport_did_not_take(tmp_path):
     gate = threading.Event()
     server = Collector(gate=gate)
     try:
-        settings = Settings(spool_path=str(tmp_path / "spool"))
+        settings = Settings().updated({"spool.path": str(tmp_path / "spool")})
         emitter = EMITTERS.emitter_for(server.client, settings)
         for n in range(4):
             emitter.submit(_event(n))
         assert EMITTERS.flush_all(timeout=1) is False
-        with Spool(settings.spool_path) as spool:
+        with Spool(settings.spool.path) as spool:
             assert spool.count() == 3  # the first event is in flight; the other three are kept for replay
         gate.set()
         assert emitter.flush(30) and len(server.bodies) == 1
@@ -184,7 +184,7 @@ def test_the_exit_flush_is_registered_by_the_first_emitter_not_by_the_import(sin
     monkeypatch.setattr(atexit, "register", registered.append)
     emitters = Emitters()
     assert registered == []
-    settings = Settings(spool_path=str(tmp_path / "spool"))
+    settings = Settings().updated({"spool.path": str(tmp_path / "spool")})
     first = emitters.emitter_for(sink.client, settings)
     assert emitters.emitter_for(sink.client, settings) is first
     assert emitters.emitter_for(OpenLineageClient(transport=sink.client.transport), settings) is not first

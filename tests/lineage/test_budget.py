@@ -99,9 +99,9 @@ def test_last_resort_leaves_the_schema_out_and_says_so(event):
 def test_events_max_bytes_is_a_setting_the_builders_use(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "iceberg-lineage.yml").write_text("events:\n  max_bytes: 50000\n")
-    assert load_settings(env={}).events_max_bytes == 50_000
-    assert load_settings(env={"ICEBERG_LINEAGE__EVENTS__MAX_BYTES": "40000"}).events_max_bytes == 40_000
-    settings = Settings(events_max_bytes=40_000)
+    assert load_settings(env={}).events.max_bytes == 50_000
+    assert load_settings(env={"ICEBERG_LINEAGE__EVENTS__MAX_BYTES": "40000"}).events.max_bytes == 40_000
+    settings = Settings().updated({"events.max_bytes": 40_000})
     loaded = table(COLUMNS)
     for built in (snapshot_event(COLUMNS, settings), dataset_event(loaded, stats(loaded), settings)):
         text = to_json(built)

@@ -107,7 +107,7 @@ def test_spark_snapshot_run_and_job_facets():
     table, history = _history("duckdb_java_spark_eq_deletes")
     data = json.loads(to_json(history_events(table, history, SETTINGS)[0]))
     assert data["job"]["name"] == "duckdb_java_spark_eq_deletes.spark"  # relative location, resolved
-    assert data["job"]["namespace"] == SETTINGS.job_namespace
+    assert data["job"]["namespace"] == SETTINGS.job.namespace
     assert data["run"]["facets"]["externalQuery"]["externalQueryId"] == "local-1758878991225"
     assert data["run"]["facets"]["externalQuery"]["source"] == "spark"
     assert data["run"]["facets"]["processing_engine"]["version"] == "3.5.1"

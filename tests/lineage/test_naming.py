@@ -13,7 +13,7 @@ from iceberg_lineage.lineage.naming import Identifier, catalog_identifier, datas
 from iceberg_lineage.redact import strip_userinfo as strip_credentials
 
 LOCATION = Settings()
-TABLE = Settings(naming_primary="table")
+TABLE = Settings().updated({"naming.primary": "table"})
 
 
 @pytest.mark.parametrize(

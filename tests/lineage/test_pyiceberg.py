@@ -107,7 +107,8 @@ def test_table_facets_and_sql_catalog_naming(evolved, sql_catalog):
 
 def test_primary_table_naming(evolved, sql_catalog):
     loaded = open_table(evolved)
-    event = json.loads(to_json(dataset_event(loaded, table_history(loaded).snapshots[-1], Settings(naming_primary="table"))))
+    table_first = Settings().updated({"naming.primary": "table"})
+    event = json.loads(to_json(dataset_event(loaded, table_history(loaded).snapshots[-1], table_first)))
     validate_event(event)
     dataset = event["dataset"]
     assert (dataset["namespace"], dataset["name"]) == (sql_catalog.properties["uri"], "db.orders")
@@ -124,7 +125,7 @@ def test_lifecycle_builders(sql_catalog):
     assert create["job"]["name"] == "db.fresh.pyiceberg"
 
     renamed = open_table(sql_catalog.rename_table("db.fresh", "db.renamed"))
-    rename = json.loads(to_json(lifecycle_event(renamed, "RENAME", Settings(naming_primary="table"),
+    rename = json.loads(to_json(lifecycle_event(renamed, "RENAME", Settings().updated({"naming.primary": "table"}),
                                                 previous_identifier=("db", "fresh"))))
     validate_event(rename)
     change = rename["outputs"][0]["facets"]["lifecycleStateChange"]

@@ -96,14 +96,14 @@ def test_openlineage_python_alone_counts_an_unreachable_broker_as_sent():
 def test_an_unacknowledged_message_is_spooled_with_the_reason_and_a_bounded_timeout(tmp_path):
     client = kafka_client({"topic": "t", "config": {"bootstrap.servers": f"127.0.0.1:{free_port()}",
                                                     "message.timeout.ms": "500", "log_level": "0"}})
-    delivery = Delivery(client, Settings(spool_path=str(tmp_path / "spool")))
+    delivery = Delivery(client, Settings().updated({"spool.path": str(tmp_path / "spool")}))
     event = RunEvent(eventType=RunState.COMPLETE, eventTime="2026-12-01T00:00:00+00:00",
                      run=Run("01932b4f-0000-7000-8000-000000000002"), job=Job("ns", "job"), producer=PRODUCER)
     result = delivery.emit(event)
     assert (result.status, result.error) == ("spooled", "KafkaNotAcknowledged: _MSG_TIMED_OUT")
     # a configuration without a message timeout gets ours, not librdkafka's 300 s
     bare = kafka_client({"topic": "t", "config": {"bootstrap.servers": "127.0.0.1:1", "log_level": "0"}})
-    Delivery(bare, Settings(spool_path=str(tmp_path / "other")))
+    Delivery(bare, Settings().updated({"spool.path": str(tmp_path / "other")}))
     assert bare.transport.kafka_config.config["message.timeout.ms"] == DEFAULT_MESSAGE_TIMEOUT_MS == 30_000
 
 
@@ -138,7 +138,7 @@ def test_a_scan_through_openlineage_yml_delivers_every_event_with_its_key(kafka:
     monkeypatch.setenv("OPENLINEAGE_CONFIG", str(config))
     write_table(sql_catalog, "db.orders", 3)
     write_table(sql_catalog, "db.items", 2)
-    settings = Settings(spool_path=str(tmp_path / "spool"))
+    settings = Settings().updated({"spool.path": str(tmp_path / "spool")})
     delivery = Delivery(make_client(), settings)
     sink = Sent(delivery)
 
@@ -162,8 +162,8 @@ def test_the_broker_stopped_mid_scan_loses_nothing_and_replay_delivers_the_rest(
         write_table(sql_catalog, name, 2)
     config = kafka.transport_config(topic, message_timeout_ms=2000)
     # a short delivery deadline: after the first unacknowledged message the scan stops trying
-    settings = Settings(spool_path=str(tmp_path / "spool"), scan_delivery_deadline_s=1.0,
-                        delivery_breaker_cooldown_s=0.0)
+    settings = Settings().updated({"spool.path": str(tmp_path / "spool"), "scan.delivery_deadline_s": 1.0,
+                                   "delivery.breaker_cooldown_s": 0.0})
     delivery = Delivery(kafka_client(config), settings)
     sink = Sent(delivery, after_first_table=kafka.stop)
     try:
@@ -178,7 +178,7 @@ def test_the_broker_stopped_mid_scan_loses_nothing_and_replay_delivers_the_rest(
     with StateStore(state_path) as state:  # a spooled snapshot is the spool's to deliver: the scan moves on
         assert sum(len(state.watermark(t.identity).emitted) for t in state.tables(sql_catalog.name)) == 6
 
-    assert replay(settings.spool_path, kafka_client(config)) == ReplayResult(8, 0)
+    assert replay(settings.spool.path, kafka_client(config)) == ReplayResult(8, 0)
 
     read = kafka.read(topic)
     assert [as_built(m.value) for m in read] == [json.loads(t) for t in sink.texts]

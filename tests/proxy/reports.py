@@ -46,7 +46,7 @@ def tables(upstream: str = "http://127.0.0.1:9", public_uri: str = PUBLIC_URI,
 def interpreter(settings: Settings, *, upstream: str = "http://127.0.0.1:9", public_uri: str = PUBLIC_URI,
                 io_properties: dict[str, str] | None = None, depth: str = "summary", state: Any = None) -> Interpreter:
     """An interpreter whose :meth:`~Interpreter.build` a test calls (it hands nothing on: no tracker)."""
-    return Interpreter(settings, tables(upstream, public_uri, io_properties, settings.proxy_own_load_timeout_s),
+    return Interpreter(settings, tables(upstream, public_uri, io_properties, settings.proxy.own_load_timeout_s),
                        None, state, depth=depth)  # type: ignore[arg-type]
 
 
@@ -58,7 +58,7 @@ def lineage_end(settings: Settings, path: Any, *, upstream: str = "http://127.0.
     from iceberg_lineage.proxy.tracker import ApplicationTracker
     from iceberg_lineage.state.proxy_runs import ApplicationStore
 
-    known, queued = tables(upstream, own_load_timeout_s=settings.proxy_own_load_timeout_s), Queued()
+    known, queued = tables(upstream, own_load_timeout_s=settings.proxy.own_load_timeout_s), Queued()
     outbox = Outbox(queued, state)  # type: ignore[arg-type]
     tracker = ApplicationTracker(ApplicationStore(path), settings, known, outbox,
                                  **({"clock": clock} if clock is not None else {}))

@@ -120,7 +120,7 @@ def test_a_proxy_lifecycle_run_is_its_start_then_its_complete_each_without_a_sna
     ``events.start_events: false``."""
 
     md = metadata()
-    for settings, kinds in ((Settings(), ["START", "COMPLETE"]), (Settings(events_start_events=False), ["COMPLETE"])):
+    for settings, kinds in ((Settings(), ["START", "COMPLETE"]), (Settings().updated({"events.start_events": False}), ["COMPLETE"])):
         interp = interpreter(settings)
         interp.tables.put(None, ("db", "b"), LoadResult("s3://lake/db/b/metadata/v2.metadata.json", md))
         items = interp.build(Capture(Route("drop", None, ("db",), "b"), 204))
@@ -162,7 +162,7 @@ def test_every_event_of_a_transaction_goes_out_in_order_and_only_the_snapshots_c
     schema["schema-id"] = 1
     schema["fields"].append({"id": 4, "name": "note", "required": False, "type": "string"})
     ledger, queued = Ledger(), Queued()
-    settings = Settings(proxy_report_wait_s=0)  # nothing waits for a commit report here
+    settings = Settings().updated({"proxy.report_wait_s": 0})  # nothing waits for a commit report here
     interp = interpreter(settings, state=ledger)
     tracker = ApplicationTracker(ApplicationStore(tmp_path / "state.db"), settings, interp.tables,
                                  Outbox(queued, ledger))  # type: ignore[arg-type]

@@ -114,7 +114,7 @@ def commit_capture(table: str) -> Capture:
 def test_one_stuck_own_load_never_holds_lineage_behind_it(tmp_path):
     upstream = StuckCatalog(drip=True)
     try:
-        settings = Settings(proxy_own_load_timeout_s=1.0, proxy_report_wait_s=0)
+        settings = Settings().updated({"proxy.own_load_timeout_s": 1.0, "proxy.report_wait_s": 0})
         interp, queued = lineage_end(settings, tmp_path / "state.db", upstream=f"http://127.0.0.1:{upstream.port}")
         stuck = {"table-changes": [{"identifier": {"namespace": ["db"], "name": "stuck"}, "requirements": [],
                                     "updates": json.loads(commit_capture("stuck").request)["updates"]}]}

@@ -8,8 +8,8 @@ import queue
 import socket
 import threading
 
-from iceberg_lineage.config import Settings
-from iceberg_lineage.proxy.app import CONFIG_MAX_BYTES, ProxyOptions, make_app
+from iceberg_lineage.config import ProxySection, Settings
+from iceberg_lineage.proxy.app import CONFIG_MAX_BYTES, make_app
 from iceberg_lineage.proxy.capture import ByteBudget, CaptureQueue, Channel
 from iceberg_lineage.proxy.routes import METRICS_ENDPOINT
 from iceberg_lineage.proxy.tables import TableLoader
@@ -26,7 +26,7 @@ def relay_through(upstream: str, own_load_timeout_s: float = 5.0) -> tuple[str, 
     async def make():
         loader = TableLoader(upstream, {}, own_load_timeout_s)
         captures = CaptureQueue(Channel(channel, ByteBudget(1 << 30)), loader, 100)
-        return make_app(ProxyOptions(upstream, public_uri=PUBLIC), Settings(), captures)
+        return make_app(ProxySection(upstream=upstream, public_uri=PUBLIC), Settings(), captures)
 
     return serve_in_thread(make), channel
 

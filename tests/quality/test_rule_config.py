@@ -65,9 +65,9 @@ def test_checks_and_alerts_keys(tmp_path, monkeypatch):
         "alerts:\n  webhook: http://127.0.0.1:9/hook\n  webhook_timeout_s: 0.5\n  webhook_retries: 0\n")
     settings = load_settings(cwd=tmp_path)
     assert settings.checks == [{"tables": "mart.*", "rules": {"snapshots": {"max": 3}}}]
-    assert (settings.alerts_webhook, settings.alerts_webhook_timeout_s, settings.alerts_webhook_retries) == (
+    assert (settings.alerts.webhook, settings.alerts.webhook_timeout_s, settings.alerts.webhook_retries) == (
         "http://127.0.0.1:9/hook", 0.5, 0)
     monkeypatch.setenv("ICEBERG_LINEAGE__CHECKS", "[{tables: 'x.*', rules: {manifests: {max: 2}}}]")
     assert load_settings(cwd=tmp_path).checks == [{"tables": "x.*", "rules": {"manifests": {"max": 2}}}]
-    with pytest.raises(ConfigError, match="alerts.webhook_timeout_s must be a positive"):
+    with pytest.raises(ConfigError, match="alerts.webhook_timeout_s must be a finite number, above 0"):
         load_settings({"alerts.webhook_timeout_s": 0}, cwd=tmp_path)

@@ -81,7 +81,7 @@ def test_a_scan_sends_its_own_run_with_its_summary_and_jobs_reports_the_scanner(
 def test_without_start_events_and_in_current_mode_under_a_run_only_profile_only_the_terminal_event(
         sql_catalog, tmp_path):
     write_table(sql_catalog, "db.a", 2)
-    settings = Settings(events_start_events=False, consumer_profile="datazone")
+    settings = Settings().updated({"events.start_events": False, "consumer.profile": "datazone"})
     sink = Recorder()
     with StateStore(tmp_path / "state.db") as state:
         summary = scan(ScanOptions(catalogs=(spec_of(sql_catalog),), mode="current"), settings, state, sink,

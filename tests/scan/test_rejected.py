@@ -38,7 +38,7 @@ def test_a_scan_whose_events_are_all_rejected_exits_1_with_the_count(sql_catalog
 
 def test_the_text_summary_counts_rejected_events(sql_catalog, tmp_path):
     write_table(sql_catalog, "db.a", 1)
-    settings = Settings(spool_path=str(tmp_path / "spool"))
+    settings = Settings().updated({"spool.path": str(tmp_path / "spool")})
     with refusing(413) as server:
         delivery = Delivery(http_client(server.url, **FAST), settings)
         with StateStore(tmp_path / "state.db") as state:

@@ -87,7 +87,7 @@ def test_tls_is_verified_by_default(https_server, tmp_path, monkeypatch):
     url, _cert, received = https_server
     configure(tmp_path, monkeypatch, {"type": "http", "url": url, "retry": {"total": 0}})  # nothing about TLS
     client = make_client()
-    delivery = Delivery(client, Settings(spool_path=str(tmp_path / "spool")))
+    delivery = Delivery(client, Settings().updated({"spool.path": str(tmp_path / "spool")}))
     assert client.transport.verify is True
     result = delivery.emit(event())
     assert (result.status, result.error) == ("spooled", "SSLError: SSLError")
@@ -105,7 +105,7 @@ def test_api_key_custom_headers_and_private_ca(https_server, tmp_path, monkeypat
         "sslContext": {"caCertPath": str(cert)},
     })
     client = make_client()
-    delivery = Delivery(client, Settings(spool_path=str(tmp_path / "spool")))
+    delivery = Delivery(client, Settings().updated({"spool.path": str(tmp_path / "spool")}))
     assert delivery.emit(event()).status == "delivered"
     delivery.close()
     (headers, body), = received

@@ -119,13 +119,13 @@ def scan_load(root: Path, tables: int, workers: int = 4) -> LoadResult:
     catalog = _catalog(root, "many")
     write_tables(catalog, tables, 1)
     spec = CatalogSpec.of(catalog.name, {"type": "sql", **catalog.properties})
-    settings = Settings(spool_path=str(root / "spool"), state_path=str(root / "state.db"))
+    settings = Settings().updated({"spool.path": str(root / "spool"), "state.path": str(root / "state.db")})
     server = failing_server(every_tenth_fails)
     client = _client(server.url)
     delivery = Delivery(client, settings)
     started = time.monotonic()
     try:
-        with StateStore(settings.state_path) as state:
+        with StateStore(settings.state.path) as state:
             first = scan(ScanOptions(catalogs=(spec,), workers=workers), settings, state, delivery_sink(delivery))
             second = scan(ScanOptions(catalogs=(spec,), workers=workers), settings, state, delivery_sink(delivery))
         delivery.close()
