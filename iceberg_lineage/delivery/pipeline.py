@@ -18,7 +18,7 @@ from iceberg_lineage.delivery.breaker import BreakerTransport
 from iceberg_lineage.delivery.http import hardened_http_config, hardened_http_dict
 from iceberg_lineage.delivery.kafka import confirmed_kafka
 from iceberg_lineage.delivery.spooler import SpoolTransport
-from iceberg_lineage.delivery.transports import Wrapped, create, tapped, type_of
+from iceberg_lineage.delivery.transports import TapTransport, Wrapped, build, create, tapped, type_of
 
 if TYPE_CHECKING:
     from iceberg_lineage.config import Settings
@@ -38,7 +38,8 @@ def _children(config: dict[str, Any]) -> list[dict[str, Any]]:
 
 def configured_dict(config: dict[str, Any], *, tap: bool = False) -> dict[str, Any]:
     """A transport configuration with ours applied: HTTP hardened, Kafka confirmed, a fan-out composite's
-    targets tapped (each target's failure counts, although the composite goes on)."""
+    targets tapped (each target's failure counts, although the composite goes on), a tapped transport instance
+    rebuilt by :func:`configured`."""
     kind = config.get("type")
     if kind == "http":
         config = hardened_http_dict(config)
@@ -47,12 +48,14 @@ def configured_dict(config: dict[str, Any], *, tap: bool = False) -> dict[str, A
     elif kind == "composite":
         fan_out = str(config.get("continue_on_success", True)).lower() == "true"
         config = {**config, "transports": [configured_dict(child, tap=fan_out) for child in _children(config)]}
+    elif kind == type_of(TapTransport) and isinstance(config.get("transport"), Transport):
+        return {**config, "transport": configured(config["transport"], tap=False)}
     return tapped(config) if tap else config
 
 
-def configured(transport: Transport) -> Transport:
+def configured(transport: Transport, *, tap: bool = True) -> Transport:
     """The client's transport rebuilt from its own configuration with ours applied (:func:`configured_dict`), and
-    tapped; a transport we have nothing to add to is tapped as it is."""
+    tapped (unless ``tap`` is False); a transport we have nothing to add to is used as it is."""
     if isinstance(transport, HttpTransport):
         rebuilt: Wrapped = HttpTransport(hardened_http_config(transport.config))
     elif isinstance(transport, KafkaTransport):
@@ -61,11 +64,11 @@ def configured(transport: Transport) -> Transport:
         children = [configured_dict(child, tap=_fan_out(transport)) for child in _children(
             {"transports": transport.config.transports})]
         rebuilt = CompositeTransport(attr.evolve(transport.config, transports=children))
-        if _fan_out(transport):
+        if _fan_out(transport):  # its targets are tapped
             return rebuilt
     else:
         rebuilt = transport
-    return create(tapped(rebuilt))
+    return create(tapped(rebuilt)) if tap else build(rebuilt)
 
 
 def delivery_client(client: OpenLineageClient, settings: Settings, destination: str | None) -> OpenLineageClient:

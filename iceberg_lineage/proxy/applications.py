@@ -21,7 +21,7 @@ from openlineage.client.event_v2 import RunEvent, RunState
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.delivery.delivery import DeliveryResult
-from iceberg_lineage.delivery.emitter import FailureLog
+from iceberg_lineage.delivery.failure_log import FailureLog
 from iceberg_lineage.lineage import applications as apps
 from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.read.source import LoadedTable

@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Any, Callable, Sequence
 
-from iceberg_lineage.delivery.emitter import FailureLog
+from iceberg_lineage.delivery.failure_log import FailureLog
 from iceberg_lineage.proxy.capture import CLOSED, Capture
 from iceberg_lineage.proxy.report import Exchange, Reporter
 

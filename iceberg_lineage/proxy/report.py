@@ -21,7 +21,8 @@ from typing import Any, Mapping, Sequence
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.delivery.delivery import DeliveryResult
-from iceberg_lineage.delivery.emitter import Emitter, FailureLog
+from iceberg_lineage.delivery.emitter import Emitter
+from iceberg_lineage.delivery.failure_log import FailureLog
 from iceberg_lineage.delivery.webhook import announce
 from iceberg_lineage.lineage import events as ev
 from iceberg_lineage.lineage.checks import table_alert_runs

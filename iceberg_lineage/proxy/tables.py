@@ -10,7 +10,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Generic, Mapping, Sequence, TypeVar
 
-from iceberg_lineage.delivery.emitter import FailureLog
+from iceberg_lineage.delivery.failure_log import FailureLog
 
 LOG = logging.getLogger(__name__)
 log_once = FailureLog(LOG)
