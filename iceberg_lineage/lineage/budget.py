@@ -19,12 +19,13 @@ object, :func:`attr.evolve`; the event given is never changed), serialised only 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Callable, Mapping
 
 import attr
-from openlineage.client.event_v2 import DatasetEvent
+from openlineage.client.event_v2 import Dataset, DatasetEvent
 
 from iceberg_lineage.lineage.facets.statistics import STATISTICS_KEY
+from iceberg_lineage.lineage.objects import Part, only, part, replaced
 from iceberg_lineage.lineage.serde import Event, to_json
 
 STEPS = ("columns", "column_detail", "descriptions", "minimal", "schema")
@@ -57,28 +58,10 @@ def size_of(event: Event) -> int:
     return len(to_json(event).encode())
 
 
-def _part(value: object, name: str) -> Any:
-    """A field of a facet, whether openlineage-python's object or a plain dict; None when absent."""
-    return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
-
-
-def _replaced(value: Any, **changes: object) -> Any:
-    return {**value, **changes} if isinstance(value, Mapping) else attr.evolve(value, **changes)
-
-
-def _only(value: Any, keep: frozenset[str]) -> Any:
-    """A facet (or schema field) with only the properties in ``keep`` (base-facet bookkeeping, ``_``-named, stays)."""
-    if isinstance(value, Mapping):
-        return {k: v for k, v in value.items() if k in keep}
-    return attr.evolve(value, **{a.alias: None for a in attr.fields(type(value))
-                                 if a.init and a.name not in keep and not a.name.startswith("_")})
-
-
-Dataset = Any  # openlineage-python's InputDataset, OutputDataset or StaticDataset
 Step = Callable[[Dataset], Dataset]
 
 
-def _facet(dataset: Dataset, key: str) -> Any:
+def _facet(dataset: Dataset, key: str) -> Part | None:
     return (dataset.facets or {}).get(key)
 
 
@@ -120,31 +103,31 @@ def trim(event: Event, max_bytes: int) -> Trimmed:
 
 # -- 1: per-column metrics beyond a count --------------------------------------------------------------------------
 
-def _metrics_facets(dataset: Dataset) -> list[tuple[str, Any]]:
+def _metrics_facets(dataset: Dataset) -> list[tuple[str, Part]]:
     """Where the dataset's metrics facets that carry per-column metrics are (the dataset facet, the input facet)."""
     found = [("facets", _facet(dataset, "dataQualityMetrics")),
              ("inputFacets", (getattr(dataset, "inputFacets", None) or {}).get("dataQualityMetrics"))]
-    return [(where, f) for where, f in found if f is not None and _part(f, "columnMetrics")]
+    return [(where, f) for where, f in found if f is not None and part(f, "columnMetrics")]
 
 
 def _schema_order(dataset: Dataset) -> dict[str, int]:
     """Dotted field names of the dataset's schema facet, in schema order."""
     order: dict[str, int] = {}
 
-    def walk(fields: list[Any], prefix: str) -> None:
+    def walk(fields: list[Part], prefix: str) -> None:
         for f in fields:
-            name = prefix + str(_part(f, "name"))
+            name = prefix + str(part(f, "name"))
             order.setdefault(name, len(order))
-            walk(_part(f, "fields") or [], name + ".")
+            walk(part(f, "fields") or [], name + ".")
 
-    walk(_part(_facet(dataset, "schema"), "fields") or [], "")
+    walk(part(_facet(dataset, "schema"), "fields") or [], "")
     return order
 
 
 def _column_names(dataset: Dataset) -> list[str]:
     """The columns with metrics, in schema order (columns the schema lacks last, by name)."""
     order = _schema_order(dataset)
-    names = {n for _, f in _metrics_facets(dataset) for n in _part(f, "columnMetrics")}
+    names = {n for _, f in _metrics_facets(dataset) for n in part(f, "columnMetrics")}
     return sorted(names, key=lambda n: (order.get(n, len(order)), n))
 
 
@@ -156,12 +139,12 @@ def _keep_columns(dataset: Dataset, n: int) -> Dataset:
     names = _column_names(dataset)
     kept = set(names[:n])
     for where, facet in facets:
-        metrics = {k: v for k, v in _part(facet, "columnMetrics").items() if k in kept}
-        dataset = _with_facets(dataset, where, dataQualityMetrics=_replaced(facet, columnMetrics=metrics))
+        metrics = {k: v for k, v in part(facet, "columnMetrics").items() if k in kept}
+        dataset = _with_facets(dataset, where, dataQualityMetrics=replaced(facet, columnMetrics=metrics))
     statistics = _facet(dataset, STATISTICS_KEY)
     if statistics is not None:
-        omitted = _union(list(_part(statistics, "columnsOmitted") or []), names[n:])
-        dataset = _with_facets(dataset, **{STATISTICS_KEY: _replaced(statistics, columnsOmitted=omitted or None)})
+        omitted = _union(list(part(statistics, "columnsOmitted") or []), names[n:])
+        dataset = _with_facets(dataset, **{STATISTICS_KEY: replaced(statistics, columnsOmitted=omitted or None)})
     return dataset
 
 
@@ -189,34 +172,34 @@ def _union(listed: list[str], names: list[str]) -> list[str]:
 
 def _drop_column_detail(dataset: Dataset) -> Dataset:
     statistics = _facet(dataset, STATISTICS_KEY)
-    columns = _part(statistics, "columns")
+    columns = part(statistics, "columns")
     if columns is None:
         return dataset
-    omitted = _union(list(_part(statistics, "columnsOmitted") or []), list(columns))
-    return _with_facets(dataset, **{STATISTICS_KEY: _replaced(statistics, columns=None, columnsOmitted=omitted or None)})
+    omitted = _union(list(part(statistics, "columnsOmitted") or []), list(columns))
+    return _with_facets(dataset, **{STATISTICS_KEY: replaced(statistics, columns=None, columnsOmitted=omitted or None)})
 
 
-def _map_fields(dataset: Dataset, field: Callable[[Any, list[Any]], Any]) -> Dataset:
+def _map_fields(dataset: Dataset, field: Callable[[Part, list[Part]], Part]) -> Dataset:
     """The schema facet with ``field(f, converted nested fields)`` for every field, depth first."""
     schema = _facet(dataset, "schema")
     if schema is None:
         return dataset
 
-    def convert(fields: list[Any]) -> list[Any]:
-        return [field(f, convert(_part(f, "fields") or [])) for f in fields]
+    def convert(fields: list[Part]) -> list[Part]:
+        return [field(f, convert(part(f, "fields") or [])) for f in fields]
 
-    return _with_facets(dataset, schema=_replaced(schema, fields=convert(_part(schema, "fields") or [])))
+    return _with_facets(dataset, schema=replaced(schema, fields=convert(part(schema, "fields") or [])))
 
 
-def _without_description(f: Any, fields: list[Any]) -> Any:
+def _without_description(f: Part, fields: list[Part]) -> Part:
     if isinstance(f, Mapping):
         return {**{k: v for k, v in f.items() if k != "description"}, **({"fields": fields} if "fields" in f else {})}
     return attr.evolve(f, description=None, fields=fields)
 
 
-def _name_and_type(f: Any, fields: list[Any]) -> Any:
-    kept = _only(f, frozenset({"name", "type"}))
-    return _replaced(kept, fields=fields) if fields else kept
+def _name_and_type(f: Part, fields: list[Part]) -> Part:
+    kept = only(f, frozenset({"name", "type"}))
+    return replaced(kept, fields=fields) if fields else kept
 
 
 def _drop_descriptions(dataset: Dataset) -> Dataset:
@@ -226,7 +209,7 @@ def _drop_descriptions(dataset: Dataset) -> Dataset:
 def _minimal(dataset: Dataset) -> Dataset:
     facets = {k: v for k, v in (dataset.facets or {}).items() if k in MINIMAL_FACETS or k == "schema"}
     if facets.get(STATISTICS_KEY) is not None:
-        facets[STATISTICS_KEY] = _only(facets[STATISTICS_KEY], MINIMAL_STATISTICS)
+        facets[STATISTICS_KEY] = only(facets[STATISTICS_KEY], MINIMAL_STATISTICS)
     changes: dict[str, object] = {"facets": facets}
     for key in ("inputFacets", "outputFacets"):
         if getattr(dataset, key, None) is not None:
@@ -240,7 +223,7 @@ def _drop_schema(dataset: Dataset) -> Dataset:
     statistics = _facet(dataset, STATISTICS_KEY)
     dataset = attr.evolve(dataset, facets={k: v for k, v in dataset.facets.items() if k != "schema"})
     if statistics is not None:
-        dataset = _with_facets(dataset, **{STATISTICS_KEY: _replaced(statistics, schemaOmitted=True)})
+        dataset = _with_facets(dataset, **{STATISTICS_KEY: replaced(statistics, schemaOmitted=True)})
     return dataset
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Mapping
 
 import attr
 from openlineage.client.event_v2 import Dataset, InputDataset, Job, Run, RunEvent, RunState
@@ -25,6 +25,7 @@ from iceberg_lineage.lineage import facets as fb
 from iceberg_lineage.lineage.checks import CHECKS_ENGINE
 from iceberg_lineage.lineage.events import dataset_event, snapshot_run_event
 from iceberg_lineage.lineage.runs import RunRef, parent_facet
+from iceberg_lineage.lineage.objects import Part, part, replaced
 from iceberg_lineage.lineage.serde import Event
 
 if TYPE_CHECKING:
@@ -93,20 +94,6 @@ def current_state_event(table: LoadedTable, stats: SnapshotStats, settings: Sett
     return dataset_event(table, stats, settings, capture_time=capture_time)
 
 
-def part(value: object, name: str) -> Any:
-    """A field of a facet, whether the facet is openlineage-python's object or a plain dict (events a scanner
-    worker built keep their facets as dicts); None when absent."""
-    return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
-
-
-_V = TypeVar("_V")
-
-
-def replaced(value: _V, **changes: object) -> _V:
-    """A copy of an openlineage-python object (:func:`attr.evolve`) or of a plain dict facet, with ``changes``."""
-    return {**value, **changes} if isinstance(value, Mapping) else attr.evolve(value, **changes)  # type: ignore
-
-
 def _run_id(event: Event) -> str:
     return str(part(getattr(event, "run", None), "runId") or "-")
 
@@ -118,7 +105,7 @@ def _kind(event: Event) -> str | None:
 
 def with_job_namespace(event: Event, ours: str, connection: str) -> Event:
     """Our jobs' namespace becomes the connection's: the event's job and the parent and root jobs it names."""
-    def renamed(job: _V) -> _V:
+    def renamed(job: Part) -> Part:
         return replaced(job, namespace=connection) if part(job, "namespace") == ours else job
 
     job = getattr(event, "job", None)
@@ -227,7 +214,7 @@ def split_links(event: RunEvent, max_links: int, max_run_links: int | None = Non
     return parts, notes
 
 
-def _fields(facet: object) -> dict[str, Any]:
+def _fields(facet: Part) -> dict[str, Any]:
     """A facet's properties by their JSON names (an object's attributes are named as its JSON keys)."""
     return dict(facet) if isinstance(facet, Mapping) else attr.asdict(facet, recurse=True)  # type: ignore[arg-type]
 

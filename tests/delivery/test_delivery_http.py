@@ -4,7 +4,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import time
 from collections import Counter
 
 import pytest

@@ -6,15 +6,14 @@ import dataclasses
 import datetime as dt
 from collections import Counter
 
-from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.serde import Serde
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 from tests.support.delivery import FAST, Answer, LineageServer, free_port, http_client, key, run_pairs
 
 from iceberg_lineage.delivery.breaker import send_deadline
-from iceberg_lineage.delivery.pipeline import configured
 from iceberg_lineage.delivery.delivery import Delivery, DeliveryStats
+from iceberg_lineage.delivery.pipeline import configured
 from iceberg_lineage.delivery.replay import ReplayResult, replay
 from iceberg_lineage.delivery.spool import Spool
 
