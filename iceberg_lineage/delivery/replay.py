@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +19,11 @@ from iceberg_lineage.redact import scrub
 if TYPE_CHECKING:
     from openlineage.client import OpenLineageClient
     from openlineage.client.transport.transport import Transport
+
+
+log = logging.getLogger(__name__)
+#: The last error of a spooled row that is not a JSON object (it goes to the quarantine at once).
+UNDECODABLE = "undecodable: not a JSON object"
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,16 @@ def replay_to(spool_path: str | Path, transport: Transport, destination: str, *,
         return ReplayResult(delivered, spool.count(), error, spool.quarantine_count())
 
 
+def _decoded(body: str) -> StoredEvent | None:
+    """A spooled event's JSON, or None when it is not a JSON object (a row written by something else, or too deep
+    to decode): such a row would otherwise block every later one."""
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return StoredEvent(doc) if isinstance(doc, dict) else None
+
+
 def _drain(spool: Spool, transport: Transport, destination: str, max_rejections: int) -> tuple[int, str | None]:
     """One pass over the spool in seq order: (events delivered, last error seen)."""
     delivered, after, error = 0, 0, None
@@ -66,7 +82,13 @@ def _drain(spool: Spool, transport: Transport, destination: str, max_rejections:
             if held.holds(item):
                 held.add(item)
                 continue
-            errors = send(transport, StoredEvent(json.loads(item.body)))
+            stored = _decoded(item.body)
+            if stored is None:
+                spool.reject(item.seq, UNDECODABLE, 1, destination)
+                log.warning("spooled event %d is not a JSON object: moved to the quarantine, the rest goes on",
+                            item.seq)
+                continue
+            errors = send(transport, stored)
             if not errors:
                 spool.remove(item.seq)
                 delivered += 1
