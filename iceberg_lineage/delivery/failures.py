@@ -25,6 +25,15 @@ class KafkaNotAcknowledged(Exception):
         self.reason = reason
 
 
+class RedirectRefused(Exception):
+    """The server answered with a redirect that would resend the event as a GET, without its body; ``reason``
+    names the status and the target's scheme and host (never its path or query, which may carry a token)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 def _origin(exc: BaseException) -> BaseException:
     """The error a wrapper re-raised ``from`` (a composite transport wraps its targets' errors)."""
     while exc.__cause__ is not None:
@@ -40,7 +49,7 @@ def _status_code(exc: BaseException) -> int | None:
 def describe_error(exc: BaseException) -> str:
     exc = _origin(exc)
     name = type(exc).__name__
-    if isinstance(exc, (KafkaNotAcknowledged, NotSent)):
+    if isinstance(exc, (KafkaNotAcknowledged, NotSent, RedirectRefused)):
         return f"{name}: {exc.reason}"
     status = _status_code(exc)
     if status is not None:

@@ -14,11 +14,12 @@ from openlineage.client.transport.http import HttpTransport
 from openlineage.client.transport.kafka import KafkaTransport
 from openlineage.client.transport.transport import Transport
 
-from iceberg_lineage.delivery.breaker import BreakerTransport
 from iceberg_lineage.delivery.http import hardened_http_config, hardened_http_dict
 from iceberg_lineage.delivery.kafka import confirmed_kafka
 from iceberg_lineage.delivery.spooler import SpoolTransport
-from iceberg_lineage.delivery.transports import TapTransport, Wrapped, build, create, tapped, type_of
+from iceberg_lineage.delivery.transports import (
+    BreakerTransport, TapTransport, Wrapped, build, create, tapped, type_of,
+)
 
 if TYPE_CHECKING:
     from iceberg_lineage.config import Settings

@@ -4,7 +4,7 @@ transport already built), and creation through openlineage-python's transport fa
 openlineage-python object is changed: hardening goes through the configuration its transports accept.
 
 The chain :class:`~iceberg_lineage.delivery.delivery.Delivery` builds, outermost first: the spool
-(:mod:`~iceberg_lineage.delivery.spooler`), the circuit breaker (:mod:`~iceberg_lineage.delivery.breaker`), then
+(:mod:`~iceberg_lineage.delivery.spooler`), the circuit breaker (:class:`BreakerTransport`), then
 the configured transport as :func:`~iceberg_lineage.delivery.pipeline.configured` rebuilds it: HTTP transports with our retry adapter
 (:mod:`~iceberg_lineage.delivery.http`), Kafka transports confirmed by their delivery reports
 (:mod:`~iceberg_lineage.delivery.kafka`), and a :class:`TapTransport` that records, for the send under way, the
@@ -24,6 +24,8 @@ from openlineage.client.transport.noop import NoopTransport
 from openlineage.client.transport.transport import Config, Transport
 from openlineage.client.utils import get_only_specified_fields
 
+from iceberg_lineage.delivery.breaker import Breaker
+from iceberg_lineage.delivery.failures import NotSent, describe_error, is_rejection
 from iceberg_lineage.lineage.serde import Event
 
 if TYPE_CHECKING:
@@ -167,3 +169,42 @@ def transports_of(transport: Transport) -> Iterator[Transport]:
 
 def is_disabled(client: OpenLineageClient | None) -> bool:
     return client is None or client.transport.kind == NoopTransport.kind
+
+
+@attr.define
+class BreakerConfig(WrapConfig):
+    cooldown_s: float = 60.0
+
+
+class BreakerTransport(Wrapping):
+    """Raises :class:`~iceberg_lineage.delivery.failures.NotSent` while open; a failure of the wrapped transport
+    that is not a rejection opens it, a send that went out closes it."""
+
+    kind = "iceberg_lineage_breaker"
+    config_class = BreakerConfig
+
+    def __init__(self, config: BreakerConfig) -> None:
+        super().__init__(config)
+        self.breaker = Breaker(config.cooldown_s)
+
+    def why_not_sending(self) -> str | None:
+        return self.breaker.why_open() or super().why_not_sending()
+
+    def emit(self, event: Sendable) -> object:
+        why_open = self.breaker.why_open()
+        if why_open is not None:
+            raise NotSent(why_open)
+        current = current_attempt()
+        try:
+            sent = self.transport.emit(event)
+        except Exception as exc:
+            errors = (current.errors if current is not None else None) or [exc]
+            if not all(is_rejection(error) for error in errors):
+                self.breaker.trip(describe_error(errors[0]))
+            raise
+        if current is not None and current.errors:  # a fan-out target failed, the composite went on
+            if not all(is_rejection(error) for error in current.errors):
+                self.breaker.trip(describe_error(current.errors[0]))
+        else:
+            self.breaker.reset()
+        return sent
