@@ -124,7 +124,27 @@ $(DATAHUB_STAMP):
 		&& $(DATAHUB_VENV)/bin/pip install --quiet --no-deps $(DATAHUB_PINS) \
 		&& $(DATAHUB_VENV)/bin/python -c 'import datahub_airflow_plugin._datahub_ol_adapter' && touch $@)
 
-provision: $(INTEROP_WHEELS) $(ICEBERG_JAR) sqlite-jdbc $(HADOOP_AWS_JAR) $(SAIL_STAMP) $(KAFKA_STAMP) $(OPENLINEAGE_SPARK_JAR) $(OPENMETADATA_STAMP) $(DATAHUB_STAMP)
+# The lowest openlineage-python that pyproject.toml allows (`openlineage-python>=1.54`; `pip index versions
+# openlineage-python` lists it), pinned in a small virtualenv of its own for tests/delivery/test_lowest_openlineage.py:
+# openlineage-python and its dependencies installed there, constrained by constraints.txt with this one pin
+# overriding; everything else (pytest, pyiceberg ...) read from .venv's site-packages through a .pth file, after them.
+OPENLINEAGE_MIN := 1.54.0
+OPENLINEAGE_MIN_VENV := $(INTEROP)/openlineage-min/venv
+OPENLINEAGE_MIN_STAMP := $(INTEROP)/openlineage-min/.installed-$(OPENLINEAGE_MIN)
+
+$(OPENLINEAGE_MIN_STAMP): $(STAMP) constraints.txt
+	mkdir -p $(INTEROP)/openlineage-min
+	$(call provisioned,openlineage-min,rm -rf $(OPENLINEAGE_MIN_VENV) && $(PYTHON) -m venv $(OPENLINEAGE_MIN_VENV) \
+		&& grep -v '^openlineage-python==' constraints.txt > $(INTEROP)/openlineage-min/constraints.txt \
+		&& echo 'openlineage-python==$(OPENLINEAGE_MIN)' >> $(INTEROP)/openlineage-min/constraints.txt \
+		&& $(OPENLINEAGE_MIN_VENV)/bin/pip install --quiet -c $(INTEROP)/openlineage-min/constraints.txt \
+		   openlineage-python \
+		&& $(PY) -c 'import sysconfig; import os.path as p; print(p.realpath(sysconfig.get_paths()["purelib"]))' \
+		   > $$($(OPENLINEAGE_MIN_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/shared-venv.pth \
+		&& $(OPENLINEAGE_MIN_VENV)/bin/python -c 'import pytest; import openlineage.client as c; print(c.__version__)' \
+		&& touch $@)
+
+provision: $(INTEROP_WHEELS) $(ICEBERG_JAR) sqlite-jdbc $(HADOOP_AWS_JAR) $(SAIL_STAMP) $(KAFKA_STAMP) $(OPENLINEAGE_SPARK_JAR) $(OPENMETADATA_STAMP) $(DATAHUB_STAMP) $(OPENLINEAGE_MIN_STAMP)
 
 run: $(STAMP)
 	$(PY) -m iceberg_lineage.demo

@@ -1,5 +1,6 @@
-"""When :class:`~iceberg_lineage.delivery.delivery.Delivery` spools an event without trying to send it: while its
-circuit breaker is open after a transport failure, and past a caller's send deadline (a scan's delivery phase).
+"""When an event is spooled without trying to send it: while the circuit breaker (a
+:class:`~iceberg_lineage.delivery.transports.BreakerTransport` in front of the configured transport) is open after a transport failure, and past a caller's send deadline (a scan's
+delivery phase), which the spool (:mod:`~iceberg_lineage.delivery.spooler`) reads.
 
 A silent server costs one request timeout per event otherwise: the breaker makes it one per cool-down, the deadline
 bounds what a whole scan waits. Either way the events wait in the spool for ``iceberg-lineage replay``.
@@ -56,3 +57,4 @@ class Breaker:
         is closed or its cool-down is over."""
         with self._lock:
             return None if self._error is None or time.monotonic() >= self._open_until else self._error
+

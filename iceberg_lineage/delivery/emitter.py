@@ -16,15 +16,20 @@ import os
 import queue
 import threading
 import time
-from typing import Any, Protocol, Sequence, Union
+from typing import TYPE_CHECKING, Protocol, Sequence, Union
 
 from openlineage.client.event_v2 import BaseEvent
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.delivery.client import make_client
 from iceberg_lineage.delivery.delivery import Delivery, DeliveryResult
+from iceberg_lineage.delivery.failure_log import FailureLog
+
+if TYPE_CHECKING:
+    from openlineage.client import OpenLineageClient
 
 LOG = logging.getLogger(__name__)
+log_once = FailureLog(LOG)
 
 #: Items waiting for the worker; past this, items are built at once and spooled.
 QUEUE_SIZE = 10_000
@@ -55,29 +60,6 @@ class Pending(Protocol):
 
 #: What an emitter queues: a finished event, or a record to build events from.
 Item = Union[BaseEvent, Pending]
-
-
-class FailureLog:
-    """Lineage failures are logged once per kind, with their cause, then only at debug level."""
-
-    def __init__(self, logger: logging.Logger) -> None:
-        self._logger = logger
-        self._seen: set[tuple[str, str]] = set()
-        self._lock = threading.Lock()
-
-    def __call__(self, what: str, exc: BaseException) -> None:
-        key = (what, type(exc).__name__)
-        with self._lock:
-            first = key not in self._seen
-            self._seen.add(key)
-        if not first:
-            self._logger.debug("%s failed again: %s", what, exc, exc_info=exc)
-            return
-        self._logger.warning("iceberg-lineage: %s failed (%s: %s); the user's operation is unaffected", what,
-                             type(exc).__name__, exc, exc_info=exc)
-
-
-log_once = FailureLog(LOG)
 
 
 def yield_gil() -> None:
@@ -201,20 +183,20 @@ class Emitters:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_client: dict[int, tuple[Any, Emitter]] = {}
-        self._default_client: Any = None
+        self._by_client: dict[int, tuple[OpenLineageClient, Emitter]] = {}
+        self._default_client: OpenLineageClient | None = None
         self._flush_at_exit = False
         #: Set in the child of ``iceberg-lineage run``: the parent already said where events go.
         self.quiet = False
 
-    def default_client(self) -> Any:
+    def default_client(self) -> OpenLineageClient:
         """The process's client from :func:`iceberg_lineage.delivery.client.make_client`, made once, on first use."""
         with self._lock:
             if self._default_client is None:
                 self._default_client = make_client(stderr=io.StringIO() if self.quiet else None)
             return self._default_client
 
-    def emitter_for(self, client: Any | None, settings: Settings) -> Emitter:
+    def emitter_for(self, client: OpenLineageClient | None, settings: Settings) -> Emitter:
         """The one emitter of a client (the default client when ``None``)."""
         client = self.default_client() if client is None else client
         with self._lock:

@@ -2,21 +2,28 @@
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from iceberg_lineage.config import DEFAULT_MAX_REJECTIONS
 from iceberg_lineage.delivery.client import describe_transport
+from iceberg_lineage.delivery.failures import describe_error, is_rejection
+from iceberg_lineage.delivery.pipeline import configured
 from iceberg_lineage.delivery.spool import HeldBack, Spool
-from iceberg_lineage.delivery.transports import (
-    StoredEvent, describe_error, is_disabled, is_rejection, prepare_client, send_tapped,
-)
+from iceberg_lineage.delivery.transports import StoredEvent, is_disabled, send
 from iceberg_lineage.errors import ConfigError
 from iceberg_lineage.redact import scrub
 
 if TYPE_CHECKING:
     from openlineage.client import OpenLineageClient
+    from openlineage.client.transport.transport import Transport
+
+
+log = logging.getLogger(__name__)
+#: The last error of a spooled row that is not a JSON object (it goes to the quarantine at once).
+UNDECODABLE = "undecodable: not a JSON object"
 
 
 @dataclass(frozen=True)
@@ -43,30 +50,51 @@ def replay(spool_path: str | Path, client: OpenLineageClient, *,
         raise ConfigError("OpenLineage is disabled (OPENLINEAGE_DISABLED): replaying would discard the spool")
     if not Spool.exists(spool_path):
         return ReplayResult(0, 0)
-    prepare_client(client)
+    return replay_to(spool_path, configured(client.transport), scrub(describe_transport(client)),
+                     max_rejections=max_rejections)
+
+
+def replay_to(spool_path: str | Path, transport: Transport, destination: str, *,
+              max_rejections: int = DEFAULT_MAX_REJECTIONS) -> ReplayResult:
+    """:func:`replay` through a transport of ours (:func:`~iceberg_lineage.delivery.pipeline.configured`)."""
     with Spool(spool_path) as spool, spool.replay_lock():
-        delivered, error = _drain(spool, client, max_rejections)
+        delivered, error = _drain(spool, transport, destination, max_rejections)
         return ReplayResult(delivered, spool.count(), error, spool.quarantine_count())
 
 
-def _drain(spool: Spool, client: OpenLineageClient, max_rejections: int) -> tuple[int, str | None]:
+def _decoded(body: str) -> StoredEvent | None:
+    """A spooled event's JSON, or None when it is not a JSON object (a row written by something else, or too deep
+    to decode): such a row would otherwise block every later one."""
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return StoredEvent(doc) if isinstance(doc, dict) else None
+
+
+def _drain(spool: Spool, transport: Transport, destination: str, max_rejections: int) -> tuple[int, str | None]:
     """One pass over the spool in seq order: (events delivered, last error seen)."""
     delivered, after, error = 0, 0, None
-    held, destination = HeldBack(), scrub(describe_transport(client))
+    held = HeldBack()
     while batch := spool.read(after):
         for item in batch:
             after = item.seq
             if held.holds(item):
                 held.add(item)
                 continue
-            stored = StoredEvent(json.loads(item.body))
-            attempt = send_tapped(lambda: client.transport.emit(stored))  # noqa: B023 - called at once
-            if not attempt.errors:
+            stored = _decoded(item.body)
+            if stored is None:
+                spool.reject(item.seq, UNDECODABLE, 1, destination)
+                log.warning("spooled event %d is not a JSON object: moved to the quarantine, the rest goes on",
+                            item.seq)
+                continue
+            errors = send(transport, stored)
+            if not errors:
                 spool.remove(item.seq)
                 delivered += 1
                 continue
-            error = describe_error(attempt.errors[0])
-            if not all(is_rejection(exc) for exc in attempt.errors):
+            error = describe_error(errors[0])
+            if not all(is_rejection(exc) for exc in errors):
                 return delivered, error
             if not spool.reject(item.seq, error, max_rejections, destination):
                 held.add(item)

@@ -108,7 +108,7 @@ def dataset_keys(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
 def _keys_of(body: str) -> str:
     try:
         doc = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return "[]"
     return json.dumps(dataset_keys(doc) if isinstance(doc, Mapping) else [])
 

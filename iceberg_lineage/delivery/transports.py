@@ -1,42 +1,38 @@
-"""How ``Delivery`` talks to openlineage-python's transports: hardened retries, and taps that see what they refuse.
+"""Our delivery as openlineage-python transports that wrap the configured one, built the way its own ``transform``
+transport is: a ``kind``, a ``config_class`` whose ``from_dict`` takes the wrapped transport (a config dict, or a
+transport already built), and creation through openlineage-python's transport factory (:func:`create`). No
+openlineage-python object is changed: hardening goes through the configuration its transports accept.
 
-Retries stay openlineage-python's (its HTTP transport retries through urllib3); we add 429 to the statuses it
-retries, bound how long a ``Retry-After`` may make it wait, and never retry a POST after a read timeout (the server
-may have it: the event is spooled, and a replay may repeat it). A Kafka transport confirms each message by its
-delivery report (:mod:`~iceberg_lineage.delivery.kafka`).
-
-To see what the transport refused, the client's transports are tapped in place (their ``emit`` is wrapped on the
-instance; classes, kinds and configs are untouched). The tap records the event exactly as the client hands it to
-the transport, after the client has added its facets, so the spool holds what would have been sent; and it records
-the failures of each target of a fan-out composite transport, which swallows them when ``continue_on_failure`` is
-set.
+The chain :class:`~iceberg_lineage.delivery.delivery.Delivery` builds, outermost first: the spool
+(:mod:`~iceberg_lineage.delivery.spooler`), the circuit breaker (:class:`BreakerTransport`), then
+the configured transport as :func:`~iceberg_lineage.delivery.pipeline.configured` rebuilds it: HTTP transports with our retry adapter
+(:mod:`~iceberg_lineage.delivery.http`), Kafka transports confirmed by their delivery reports
+(:mod:`~iceberg_lineage.delivery.kafka`), and a :class:`TapTransport` that records, for the send under way, the
+event as the client handed it and what each target raised (a fan-out composite swallows its targets' failures).
 """
 from __future__ import annotations
 
-import inspect
-import threading
+import contextvars
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Union
 
+import attr
+from openlineage.client.transport import get_default_factory
 from openlineage.client.transport.composite import CompositeTransport
-from openlineage.client.transport.http import HttpTransport
-from openlineage.client.transport.kafka import KafkaTransport
 from openlineage.client.transport.noop import NoopTransport
-from urllib3.exceptions import ResponseError
-from urllib3.util import Retry
+from openlineage.client.transport.transport import Config, Transport
+from openlineage.client.utils import get_only_specified_fields
 
-from iceberg_lineage.delivery.kafka import KafkaNotAcknowledged, confirm_deliveries
+from iceberg_lineage.delivery.breaker import Breaker
+from iceberg_lineage.delivery.failures import NotSent, describe_error, is_rejection
+from iceberg_lineage.lineage.serde import Event
 
 if TYPE_CHECKING:
     from openlineage.client import OpenLineageClient
-    from openlineage.client.transport import Transport
 
-#: The longest a server's Retry-After may hold one retry (urllib3's own bound is six hours).
-RETRY_AFTER_MAX = 10
-_RETRY_AFTER_BOUNDABLE = "retry_after_max" in inspect.signature(Retry.__init__).parameters
-_TAPPED = "_iceberg_lineage_tapped"
-#: 4xx statuses that say "later", not "never".
-_TRANSIENT_4XX = frozenset({408, 429})
+#: What the factory builds a wrapped transport from: its configuration, or the transport itself.
+Wrapped = Union[dict[str, Any], Transport]
 
 
 class StoredEvent(dict):  # type: ignore[type-arg]
@@ -44,7 +40,7 @@ class StoredEvent(dict):  # type: ignore[type-arg]
     rebuilding it, so the body sent is the stored JSON; attribute access serves transports that read
     ``event.job.name`` or ``event.run.runId``."""
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         try:
             value = self[name]
         except KeyError:
@@ -52,53 +48,114 @@ class StoredEvent(dict):  # type: ignore[type-arg]
         return StoredEvent(value) if isinstance(value, dict) else value
 
 
-class _NotSent(Exception):
-    """Raised by the outermost tap on a dry run, after the client has prepared the event."""
+#: What travels through the transports: an event object, or a spooled event's JSON.
+Sendable = Union[Event, StoredEvent]
 
 
 @dataclass
 class Attempt:
-    """What one send did in this thread's transports."""
+    """What one send did in the transports of this context: the event as the client handed it, the errors its
+    targets raised, and what the outermost transport made of it (a ``DeliveryResult``)."""
 
-    dry: bool = False
-    event: Any = None
+    event: Sendable | None = None
     errors: list[Exception] = field(default_factory=list)
+    result: object = None
 
 
-_current = threading.local()
+_attempt: contextvars.ContextVar[Attempt | None] = contextvars.ContextVar("iceberg_lineage_attempt", default=None)
 
 
-def _tap(transport: Transport, record_errors: bool) -> None:
-    send = transport.emit
+@contextmanager
+def attempt() -> Iterator[Attempt]:
+    """Record what the transports do with the sends made inside (one at a time)."""
+    current = Attempt()
+    token = _attempt.set(current)
+    try:
+        yield current
+    finally:
+        _attempt.reset(token)
 
-    def emit(event: Any) -> Any:
-        attempt: Attempt | None = getattr(_current, "attempt", None)
-        if attempt is not None and attempt.event is None:
-            attempt.event = event
-            if attempt.dry:
-                raise _NotSent
+
+def current_attempt() -> Attempt | None:
+    return _attempt.get()
+
+
+def send(transport: Transport, event: Sendable) -> list[Exception]:
+    """Hand ``event`` to ``transport``; the errors its targets raised (empty: it went out)."""
+    with attempt() as current:
         try:
-            return send(event)
+            transport.emit(event)
+        except Exception as exc:  # noqa: BLE001 - every failure of a transport is a reason to keep the event
+            if not current.errors:
+                current.errors.append(exc)
+    return current.errors
+
+
+@attr.define
+class WrapConfig(Config):
+    """The configuration of a transport that wraps another: ``transport``, a config dict or a built transport."""
+
+    transport: Wrapped
+
+    @classmethod
+    def from_dict(cls, params: dict[str, Any]) -> WrapConfig:
+        if "transport" not in params:
+            raise RuntimeError(f"'transport' not passed to {cls.__name__}")
+        return cls(**get_only_specified_fields(cls, params))
+
+
+def build(transport: Wrapped) -> Transport:
+    """A wrapped transport: created by openlineage-python's factory from its configuration, or as given."""
+    return get_default_factory().create(dict(transport)) if isinstance(transport, dict) else transport
+
+
+def create(config: dict[str, Any]) -> Transport:
+    """A transport of ours (or any) through openlineage-python's factory; ``type`` names our classes by path."""
+    return get_default_factory().create(dict(config))
+
+
+def type_of(cls: type[Transport]) -> str:
+    """The ``type`` a configuration names one of our transports by (the factory imports it)."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+class Wrapping(Transport):
+    """A transport in front of another, which it builds from its configuration."""
+
+    config_class: type[Config] = WrapConfig
+
+    def __init__(self, config: WrapConfig) -> None:
+        self.config = config
+        self.transport = build(config.transport)
+
+    def why_not_sending(self) -> str | None:
+        """Why this chain would not try to send now (an open breaker), asked before a send is tried."""
+        return self.transport.why_not_sending() if isinstance(self.transport, Wrapping) else None
+
+    def close(self, timeout: float = -1) -> bool:
+        return self.transport.close(timeout)
+
+
+class TapTransport(Wrapping):
+    """Records, in the send under way (:func:`attempt`), the event as its inner transport gets it and what that
+    transport raised; the error still propagates."""
+
+    kind = "iceberg_lineage_tap"
+
+    def emit(self, event: Sendable) -> object:
+        current = current_attempt()
+        if current is not None and current.event is None:
+            current.event = event
+        try:
+            return self.transport.emit(event)
         except Exception as exc:
-            if attempt is not None and record_errors:
-                attempt.errors.append(exc)
+            if current is not None:
+                current.errors.append(exc)
             raise
 
-    transport.emit = emit  # type: ignore[method-assign]
-    setattr(transport, _TAPPED, True)
 
-
-def _fan_out(transport: Transport) -> bool:
-    """A composite that must reach all its targets (as opposed to a failover chain that stops at one success)."""
-    return isinstance(transport, CompositeTransport) and transport.config.continue_on_success
-
-
-def _tap_tree(transport: Transport) -> None:
-    fan_out = _fan_out(transport)
-    _tap(transport, record_errors=not fan_out)
-    if fan_out:
-        for child in transport.transports:  # type: ignore[attr-defined]
-            _tap_tree(child)
+def tapped(transport: Wrapped) -> dict[str, Any]:
+    return {"type": type_of(TapTransport), "transport": transport}
 
 
 def transports_of(transport: Transport) -> Iterator[Transport]:
@@ -106,87 +163,48 @@ def transports_of(transport: Transport) -> Iterator[Transport]:
     if isinstance(transport, CompositeTransport):
         for child in transport.transports:
             yield from transports_of(child)
-
-
-def _harden_http(transport: HttpTransport) -> None:
-    """Merge 429 into the statuses openlineage-python's HTTP transport retries, bound Retry-After and retry no POST
-    after a read timeout (``read=0``: a silent server is asked once, not six times, and a slow 200 is not accepted
-    six times), keeping everything else of the configured retry, connect retries included. A user-supplied adapter
-    carries its own Retry and is left alone."""
-    if transport.config.adapter is not None:
-        return
-    retry = dict(transport.config.retry)
-    retry["read"] = 0
-    retry["status_forcelist"] = sorted({*(retry.get("status_forcelist") or ()), 429})
-    if _RETRY_AFTER_BOUNDABLE:
-        retry.setdefault("retry_after_max", RETRY_AFTER_MAX)
-    else:
-        retry.setdefault("respect_retry_after_header", False)
-    transport.config.retry = retry
-    transport.session = transport.session  # remounts the adapter, built from config.retry
-
-
-def prepare_client(client: OpenLineageClient) -> None:
-    """Harden and tap the client's transports, once per client."""
-    if getattr(client.transport, _TAPPED, False):
-        return
-    for transport in transports_of(client.transport):
-        if isinstance(transport, HttpTransport):
-            _harden_http(transport)
-        elif isinstance(transport, KafkaTransport):
-            confirm_deliveries(transport)
-    _tap_tree(client.transport)
-
-
-def send_tapped(send: Callable[[], object], *, dry: bool = False) -> Attempt:
-    """Run ``send`` with this thread's taps recording; errors raised before any transport saw the event are bugs
-    of the caller and propagate."""
-    attempt = Attempt(dry=dry)
-    _current.attempt = attempt
-    try:
-        send()
-    except _NotSent:
-        pass
-    except Exception as exc:
-        if attempt.event is None:
-            raise
-        if not attempt.errors:
-            attempt.errors.append(exc)
-    finally:
-        _current.attempt = None
-    return attempt
-
-
-def _origin(exc: BaseException) -> BaseException:
-    """The error a wrapper re-raised ``from`` (a composite transport wraps its targets' errors)."""
-    while exc.__cause__ is not None:
-        exc = exc.__cause__
-    return exc
-
-
-def _status_code(exc: BaseException) -> int | None:
-    return getattr(getattr(exc, "response", None), "status_code", None)
-
-
-def describe_error(exc: BaseException) -> str:
-    exc = _origin(exc)
-    name = type(exc).__name__
-    if isinstance(exc, KafkaNotAcknowledged):
-        return f"{name}: {exc.reason}"
-    status = _status_code(exc)
-    if status is not None:
-        return f"{name}: HTTP {status}"
-    reason = getattr(exc.args[0], "reason", None) if exc.args else None  # urllib3's MaxRetryError in requests'
-    if isinstance(reason, ResponseError):
-        return f"{name}: {reason}"  # "too many 500 error responses"
-    return f"{name}: {type(reason).__name__}" if isinstance(reason, Exception) else name
-
-
-def is_rejection(exc: BaseException) -> bool:
-    """The server refused this very event (a 4xx that retrying will not change)."""
-    status = _status_code(_origin(exc))
-    return status is not None and 400 <= status < 500 and status not in _TRANSIENT_4XX
+    if isinstance(transport, Wrapping):
+        yield from transports_of(transport.transport)
 
 
 def is_disabled(client: OpenLineageClient | None) -> bool:
     return client is None or client.transport.kind == NoopTransport.kind
+
+
+@attr.define
+class BreakerConfig(WrapConfig):
+    cooldown_s: float = 60.0
+
+
+class BreakerTransport(Wrapping):
+    """Raises :class:`~iceberg_lineage.delivery.failures.NotSent` while open; a failure of the wrapped transport
+    that is not a rejection opens it, a send that went out closes it."""
+
+    kind = "iceberg_lineage_breaker"
+    config_class = BreakerConfig
+
+    def __init__(self, config: BreakerConfig) -> None:
+        super().__init__(config)
+        self.breaker = Breaker(config.cooldown_s)
+
+    def why_not_sending(self) -> str | None:
+        return self.breaker.why_open() or super().why_not_sending()
+
+    def emit(self, event: Sendable) -> object:
+        why_open = self.breaker.why_open()
+        if why_open is not None:
+            raise NotSent(why_open)
+        current = current_attempt()
+        try:
+            sent = self.transport.emit(event)
+        except Exception as exc:
+            errors = (current.errors if current is not None else None) or [exc]
+            if not all(is_rejection(error) for error in errors):
+                self.breaker.trip(describe_error(errors[0]))
+            raise
+        if current is not None and current.errors:  # a fan-out target failed, the composite went on
+            if not all(is_rejection(error) for error in current.errors):
+                self.breaker.trip(describe_error(current.errors[0]))
+        else:
+            self.breaker.reset()
+        return sent

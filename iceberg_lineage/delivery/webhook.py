@@ -1,12 +1,12 @@
 """Schema-change alerts out: one log line each, and with ``alerts.webhook`` a POST of the alert as JSON (its fields,
 ``id`` and ``text``, which a Slack-style incoming webhook shows as it is).
 
-Delivery is at least once, through the machinery events use: openlineage-python's HTTP transport, hardened and
-tapped as for events (:func:`~iceberg_lineage.delivery.transports.prepare_client`: urllib3 retries,
-``alerts.webhook_retries`` of them), the circuit breaker, and a spool of its own (``<spool.path>/alerts``, so that
-``replay`` never sends an alert to the lineage server). Before each new alert the waiting ones are replayed in order
-(:func:`~iceberg_lineage.delivery.replay.replay`), so an outage of the endpoint loses nothing; a receiver drops the
-duplicates a retry may cause by ``id``.
+Delivery is at least once, through the machinery events use: openlineage-python's HTTP transport, created by its
+factory, hardened and tapped as for events (:func:`~iceberg_lineage.delivery.pipeline.configured_dict`: urllib3
+retries, ``alerts.webhook_retries`` of them), the circuit breaker, and a spool of its own (``<spool.path>/alerts``,
+so that ``replay`` never sends an alert to the lineage server). Before each new alert the waiting ones are replayed
+in order (:func:`~iceberg_lineage.delivery.replay.replay_to`), so an outage of the endpoint loses nothing; a
+receiver drops the duplicates a retry may cause by ``id``.
 """
 from __future__ import annotations
 
@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from iceberg_lineage.delivery.breaker import Breaker
-from iceberg_lineage.delivery.replay import replay
+from iceberg_lineage.delivery.failures import describe_error, is_rejection
+from iceberg_lineage.delivery.pipeline import configured_dict
+from iceberg_lineage.delivery.replay import replay_to
 from iceberg_lineage.delivery.spool import Spool, SpoolError
-from iceberg_lineage.delivery.transports import StoredEvent, describe_error, is_rejection, prepare_client, send_tapped
+from iceberg_lineage.delivery.transports import StoredEvent, create, send
 from iceberg_lineage.quality.alerts import Alert
 from iceberg_lineage.redact import protect
 
@@ -35,8 +37,6 @@ class Webhook:
     """Thread-safe sender of alerts to one webhook URL (a secret: it never reaches a log or an error line)."""
 
     def __init__(self, settings: Settings) -> None:
-        from openlineage.client import OpenLineageClient
-        from openlineage.client.transport.http import HttpConfig, HttpTransport
         from openlineage.client.transport.http_common import DEFAULT_RETRY_CONFIG
 
         url = settings.alerts.webhook
@@ -45,10 +45,8 @@ class Webhook:
         protect({"alerts_webhook_secret": url})
         retries = settings.alerts.webhook_retries
         retry = {**DEFAULT_RETRY_CONFIG, "total": retries, "connect": retries, "read": retries}
-        transport = HttpTransport(HttpConfig(url=url, endpoint="", timeout=settings.alerts.webhook_timeout_s,
-                                             retry=retry))
-        self.client = OpenLineageClient(transport=transport)
-        prepare_client(self.client)
+        self.transport = create(configured_dict({"type": "http", "url": url, "endpoint": "", "retry": retry,
+                                                 "timeout": settings.alerts.webhook_timeout_s}, tap=True))
         self.spool_path = Path(settings.spool.path).expanduser().resolve() / ALERTS_DIR
         self._max_bytes, self._max_rejections = settings.spool.max_bytes, settings.spool.max_rejections
         self._breaker = Breaker(settings.delivery.breaker_cooldown_s)
@@ -66,7 +64,7 @@ class Webhook:
         if not Spool.exists(self.spool_path):
             return 0
         if self._breaker.why_open() is None:
-            result = replay(self.spool_path, self.client, max_rejections=self._max_rejections)
+            result = replay_to(self.spool_path, self.transport, "webhook", max_rejections=self._max_rejections)
             if result.error and result.remaining:
                 self._breaker.trip(result.error)
         with Spool(self.spool_path) as spool:
@@ -77,12 +75,12 @@ class Webhook:
         why_not = self._breaker.why_open() or ("behind a waiting alert" if waiting_before else None)
         if why_not is not None:
             return self._spool(body, why_not)
-        attempt = send_tapped(lambda: self.client.transport.emit(StoredEvent(body)))
-        if not attempt.errors:
+        errors = send(self.transport, StoredEvent(body))
+        if not errors:
             self._breaker.reset()
             return "delivered"
-        error = describe_error(attempt.errors[0])
-        rejected = all(is_rejection(exc) for exc in attempt.errors)
+        error = describe_error(errors[0])
+        rejected = all(is_rejection(exc) for exc in errors)
         if not rejected:
             self._breaker.trip(error)
         return self._spool(body, error, rejected=rejected)

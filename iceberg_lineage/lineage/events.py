@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 from typing import Any, Callable, Iterable, Literal, Mapping, TypeVar
 from uuid import UUID
 
@@ -33,7 +32,6 @@ from iceberg_lineage.lineage.budget import trim
 from iceberg_lineage.read.metadata import Schema
 from iceberg_lineage.lineage.naming import dataset_identity, table_parts
 from iceberg_lineage.lineage.runs import application_of, application_ref, parent_facet
-from iceberg_lineage.lineage.serde import from_json, to_json
 from iceberg_lineage.lineage.tags import Ownership
 from iceberg_lineage.read.source import LoadedTable
 from iceberg_lineage.stats import snapshot_stats, table_history
@@ -129,10 +127,7 @@ def _fit(build: Callable[[], _E], stats: SnapshotStats | None, max_bytes: int) -
     event = build()
     if stats is None or not stats.columns:
         return event
-    text = to_json(event)
-    if len(text.encode()) <= max_bytes:
-        return event
-    return from_json(json.dumps(trim(json.loads(text), max_bytes).doc, sort_keys=True))
+    return trim(event, max_bytes).event  # type: ignore[return-value]
 
 
 def _now() -> dt.datetime:

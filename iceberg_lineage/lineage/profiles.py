@@ -1,29 +1,32 @@
-"""Consumer profiles (``consumer.profile``): what each lineage consumer accepts, declared once, and the one function
-that applies it to an event after it was built (:func:`shape`, called by the delivery path just before sending).
+"""Consumer profiles (``consumer.profile``): what each lineage consumer accepts, declared once, and the steps that
+apply it to a built event, each an event object in and event objects out (:mod:`~iceberg_lineage.lineage.shaping`
+runs them, for delivery and for every command that prints events).
 
 A profile sets the event kinds the consumer accepts (DataZone and Dataplex take RunEvents only: the current state
 is then sent as the current snapshot's run, :func:`current_state_event`), the job namespace (Atlan's connection),
 the byte limit (trimmed by :mod:`~iceberg_lineage.lineage.budget`), the input -> output links per event and per run,
-and the longest fully qualified name. ``generic`` changes nothing. Pure apart from the notes it returns.
+and the longest fully qualified name. ``generic`` changes nothing. Pure: no step changes the event it is given (a
+changed event is a new object, :func:`attr.evolve`), and what a step leaves out is returned as notes.
 """
 from __future__ import annotations
 
 import datetime as dt
-import json
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping
 
+import attr
+from openlineage.client.event_v2 import Dataset, InputDataset, Job, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import data_quality_metrics_input_dataset
 from openlineage.client.uuid import generate_static_uuid
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage import facets as fb
-from iceberg_lineage.lineage.budget import trim
 from iceberg_lineage.lineage.checks import CHECKS_ENGINE
 from iceberg_lineage.lineage.events import dataset_event, snapshot_run_event
 from iceberg_lineage.lineage.runs import RunRef, parent_facet
-from iceberg_lineage.lineage.serde import from_json, to_json
+from iceberg_lineage.lineage.objects import Part, part, replaced
+from iceberg_lineage.lineage.serde import Event
 
 if TYPE_CHECKING:
     from iceberg_lineage.read.source import LoadedTable
@@ -82,17 +85,8 @@ def profile_of(settings: Settings) -> Profile:
     return PROFILES[settings.consumer.profile]
 
 
-@dataclass(frozen=True)
-class Shaped:
-    """The events one built event is sent as (several when it carries more links than one event may), and notes
-    saying what was trimmed or left out (the caller logs them)."""
-
-    events: Sequence[Any]
-    notes: tuple[str, ...] = ()
-
-
 def current_state_event(table: LoadedTable, stats: SnapshotStats, settings: Settings, *,
-                        capture_time: dt.datetime | None = None) -> Any:
+                        capture_time: dt.datetime | None = None) -> Event:
     """The table's current state as the profile accepts it: a DatasetEvent, or under a RunEvent-only profile the
     current snapshot's own run (the very event ``--mode history`` sends for it, same runId)."""
     if profile_of(settings).run_events_only:
@@ -100,75 +94,53 @@ def current_state_event(table: LoadedTable, stats: SnapshotStats, settings: Sett
     return dataset_event(table, stats, settings, capture_time=capture_time)
 
 
-def shape(event: Any, settings: Settings) -> Shaped:
-    """Apply the profile to one built event: the job namespace, names too long, the link limit (several RUNNING
-    events, then the terminal one), and the byte budget of each event sent. The event itself when nothing applies."""
-    profile = profile_of(settings)
-    max_links = settings.events.max_links or profile.max_links
-    max_bytes = min(settings.events.max_bytes, profile.max_bytes) if profile.max_bytes else None
-    if not (max_links or max_bytes or profile.connection_namespace or profile.max_name_chars or profile.checks_run
-            or profile.requires_parent):
-        return Shaped([event])
-    original = to_json(event)
-    doc = json.loads(original)
-    notes: list[str] = []
-    if profile.requires_parent:
-        add_table_parent(doc)
-    if profile.connection_namespace:
-        _rename_job_namespace(doc, settings.job.namespace, str(settings.consumer.connection))
-    if profile.max_name_chars:
-        notes += _drop_long_names(doc, profile.max_name_chars)
-    parts = [doc, *(checks_runs(doc, start=settings.events.start_events) if profile.checks_run else ())]
-    if max_links and "run" in doc:
-        split = [split_links(part, max_links, profile.max_run_links) for part in parts]
-        parts = [p for part, _ in split for p in part]
-        notes += [note for _, left_out in split for note in left_out]
-    if max_bytes:
-        parts = [_fitted(part, max_bytes, notes) for part in parts]
-    texts = [json.dumps(part, sort_keys=True) for part in parts]
-    if texts == [original]:
-        return Shaped([event], tuple(notes))
-    return Shaped([from_json(text) for text in texts], tuple(notes))
+def _run_id(event: Event) -> str:
+    return str(part(getattr(event, "run", None), "runId") or "-")
 
 
-def _fitted(doc: dict[str, Any], max_bytes: int, notes: list[str]) -> dict[str, Any]:
-    trimmed = trim(doc, max_bytes)
-    if trimmed.steps:
-        notes.append(f"event of run {_run_id(doc)} over {max_bytes} bytes: trimmed ({', '.join(trimmed.steps)}), "
-                     f"now {trimmed.size} bytes")
-    return trimmed.doc
+def _kind(event: Event) -> str | None:
+    kind = getattr(event, "eventType", None)
+    return None if kind is None else str(getattr(kind, "value", kind))
 
 
-def _run_id(doc: dict[str, Any]) -> str:
-    return str((doc.get("run") or {}).get("runId") or "-")
-
-
-def _rename_job_namespace(doc: dict[str, Any], ours: str, connection: str) -> None:
+def with_job_namespace(event: Event, ours: str, connection: str) -> Event:
     """Our jobs' namespace becomes the connection's: the event's job and the parent and root jobs it names."""
-    jobs = [doc.get("job")]
-    parent = ((doc.get("run") or {}).get("facets") or {}).get("parent") or {}
-    jobs += [parent.get("job"), (parent.get("root") or {}).get("job")]
-    for job in jobs:
-        if isinstance(job, dict) and job.get("namespace") == ours:
-            job["namespace"] = connection
+    def renamed(job: Part) -> Part:
+        return replaced(job, namespace=connection) if part(job, "namespace") == ours else job
+
+    job = getattr(event, "job", None)
+    if job is None:
+        return event
+    changes: dict[str, object] = {"job": renamed(job)}
+    run = getattr(event, "run", None)
+    parent = ((run.facets if run is not None else None) or {}).get("parent")
+    if parent is not None:
+        root = part(parent, "root")
+        new_parent = replaced(parent, job=renamed(part(parent, "job")))
+        if root is not None:
+            new_parent = replaced(new_parent, root=replaced(root, job=renamed(part(root, "job"))))
+        changes["run"] = attr.evolve(run, facets={**run.facets, "parent": new_parent})
+    return attr.evolve(event, **changes)  # type: ignore[arg-type]
 
 
-def _drop_long_names(doc: dict[str, Any], limit: int) -> list[str]:
+def without_long_names(event: Event, limit: int) -> tuple[Event, list[str]]:
     """Datasets whose fully qualified name is longer than the consumer takes are left out (it would refuse the
     whole event)."""
-    notes = []
+    if not isinstance(event, RunEvent):
+        return event, []
+    notes: list[str] = []
+    changes: dict[str, list[Dataset]] = {}
     for key in ("inputs", "outputs"):
         kept = []
-        for dataset in doc.get(key) or ():
-            fqn = f"{dataset.get('namespace')}/{dataset.get('name')}"
+        for dataset in getattr(event, key) or ():
+            fqn = f"{dataset.namespace}/{dataset.name}"
             if len(fqn) > limit:
-                notes.append(f"run {_run_id(doc)}: {key[:-1]} left out: its name is {len(fqn)} characters, "
+                notes.append(f"run {_run_id(event)}: {key[:-1]} left out: its name is {len(fqn)} characters, "
                              f"over {limit}: {fqn[:80]}...")
             else:
                 kept.append(dataset)
-        if key in doc:
-            doc[key] = kept
-    return notes
+        changes[key] = kept
+    return (attr.evolve(event, **changes), notes) if notes else (event, notes)  # type: ignore[arg-type]
 
 
 def table_run_id(namespace: str, name: str) -> str:
@@ -176,43 +148,44 @@ def table_run_id(namespace: str, name: str) -> str:
     return str(uuid.uuid5(TABLE_RUN_NAMESPACE, f"{namespace}\x1f{name}"))
 
 
-def table_name(dataset: dict[str, Any]) -> str:
+def table_name(dataset: Dataset) -> str:
     """A dataset's table as jobs name it: its first ``TABLE`` symlink (``<ns>.<table>``), else the last segment of
     its name (a table read from its metadata file)."""
-    names = [i["name"] for i in (dataset.get("facets") or {}).get("symlinks", {}).get("identifiers") or ()
-             if i["type"] == "TABLE"]
-    return names[0] if names else str(dataset["name"]).rstrip("/").rsplit("/", 1)[-1]
+    identifiers = part((dataset.facets or {}).get("symlinks"), "identifiers") or ()
+    names = [part(i, "name") for i in identifiers if part(i, "type") == "TABLE"]
+    return str(names[0]) if names else str(dataset.name).rstrip("/").rsplit("/", 1)[-1]
 
 
-def add_table_parent(doc: dict[str, Any]) -> None:
+def with_table_parent(event: Event) -> Event:
     """A run of a table (its first output, else its first input) without a ``parent`` facet gets the table's run:
     job ``<ns>.<table>``, runId :func:`table_run_id`. Every event of the run names its datasets with their symlinks
     (a START too), so all of them get the same parent. Roots (:data:`ROOT_JOB_TYPES`) and runs without a dataset
     stay as they are."""
-    run, job = doc.get("run"), doc.get("job") or {}
-    job_type = ((job.get("facets") or {}).get("jobType") or {}).get("jobType")
-    datasets = [*(doc.get("outputs") or ()), *(doc.get("inputs") or ())]
-    if not isinstance(run, dict) or (run.get("facets") or {}).get("parent") or job_type in ROOT_JOB_TYPES \
-            or not datasets:
-        return
+    if not isinstance(event, RunEvent):
+        return event
+    facets = event.run.facets or {}
+    job_type = part((event.job.facets or {}).get("jobType"), "jobType")
+    datasets = [*(event.outputs or ()), *(event.inputs or ())]
+    if facets.get("parent") or job_type in ROOT_JOB_TYPES or not datasets:
+        return event
     dataset = datasets[0]
-    ref = RunRef(table_run_id(dataset["namespace"], dataset["name"]), job["namespace"], table_name(dataset))
-    run["facets"] = {**(run.get("facets") or {}), "parent": json.loads(to_json(parent_facet(ref)))}
+    ref = RunRef(table_run_id(dataset.namespace, dataset.name), event.job.namespace, table_name(dataset))
+    return attr.evolve(event, run=attr.evolve(event.run, facets={**facets, "parent": parent_facet(ref)}))
 
 
-def links(doc: dict[str, Any]) -> int:
+def links(event: Event) -> int:
     """Input -> output links an event carries: every input with every output."""
-    return len(doc.get("inputs") or ()) * len(doc.get("outputs") or ())
+    return len(getattr(event, "inputs", None) or ()) * len(getattr(event, "outputs", None) or ())
 
 
-def split_links(doc: dict[str, Any], max_links: int, max_run_links: int | None = None,
-                ) -> tuple[list[dict[str, Any]], list[str]]:
+def split_links(event: RunEvent, max_links: int, max_run_links: int | None = None,
+                ) -> tuple[list[RunEvent], list[str]]:
     """A run event with more links than ``max_links`` as several events of the same run, each with at most that
     many: RUNNING events, the original event type last (first, for a START). Consumers accumulate a run's datasets,
     so nothing is lost; past ``max_run_links`` in all, the rest is left out and a note says which."""
-    if links(doc) <= max_links:
-        return [doc], []
-    inputs, outputs = list(doc["inputs"]), list(doc["outputs"])
+    if links(event) <= max_links:
+        return [event], []
+    inputs, outputs = list(event.inputs or ()), list(event.outputs or ())
     per_input = min(len(inputs), max_links)
     per_output = max(1, max_links // per_input)
     blocks = [(inputs[i:i + per_input], outputs[o:o + per_output])
@@ -227,53 +200,55 @@ def split_links(doc: dict[str, Any], max_links: int, max_run_links: int | None =
             kept.append(block)
         if len(kept) < len(blocks):
             left = blocks[len(kept):]
-            names = sorted({d["name"] for ins, outs in left for d in (*ins, *outs)})
-            notes.append(f"run {_run_id(doc)}: {links(doc)} input->output links, at most {max_run_links} are "
-                         f"sent; {links(doc) - total} left out, between {len(names)} dataset(s): "
+            names = sorted({d.name for ins, outs in left for d in (*ins, *outs)})
+            notes.append(f"run {_run_id(event)}: {links(event)} input->output links, at most {max_run_links} are "
+                         f"sent; {links(event) - total} left out, between {len(names)} dataset(s): "
                          f"{', '.join(names[:10])}{' ...' if len(names) > 10 else ''}")
         blocks = kept
-    event_type = doc.get("eventType")
+    terminal = _kind(event) in TERMINAL
     parts = []
     for n, (ins, outs) in enumerate(blocks):
         last = n == len(blocks) - 1
-        kind = event_type if (last if event_type in TERMINAL else n == 0) else "RUNNING"
-        parts.append({**doc, "eventType": kind, "inputs": ins, "outputs": outs})
+        kind = event.eventType if (last if terminal else n == 0) else RunState.RUNNING
+        parts.append(attr.evolve(event, eventType=kind, inputs=ins, outputs=outs))
     return parts, notes
 
 
+def _fields(facet: Part) -> dict[str, Any]:
+    """A facet's properties by their JSON names (an object's attributes are named as its JSON keys)."""
+    return dict(facet) if isinstance(facet, Mapping) else attr.asdict(facet, recurse=True)  # type: ignore[arg-type]
 
-def checks_runs(doc: dict[str, Any], *, start: bool = True) -> list[dict[str, Any]]:
+
+def checks_runs(event: Event, *, start: bool = True) -> list[RunEvent]:
     """A run of ``<ns>.<table>.checks`` for each table version the event reports with its metrics, whose input is
     the table at that version carrying ``inputFacets.dataQualityMetrics``: its START (unless ``start`` is False:
     ``events.start_events``; the input by identity alone), then its COMPLETE, both at the event's time; its runId is
     the same each time the event is sent. Never for a START, nor for a checks run itself."""
-    if doc.get("eventType") == "START" or str(doc.get("job", {}).get("name", "")).endswith(f".{CHECKS_ENGINE}"):
+    if not isinstance(event, RunEvent) or _kind(event) == "START" \
+            or str(event.job.name).endswith(f".{CHECKS_ENGINE}"):
         return []
     runs = []
-    for dataset in doc.get("outputs") or ():
-        facets = dataset.get("facets") or {}
+    schema_url = data_quality_metrics_input_dataset.DataQualityMetricsInputDatasetFacet._get_schema()
+    for dataset in event.outputs or ():
+        facets = dataset.facets or {}
         metrics, version = facets.get("dataQualityMetrics"), facets.get("version")
         if not (metrics and version):
             continue
-        table = table_name(dataset)
-        schema_url = data_quality_metrics_input_dataset.DataQualityMetricsInputDatasetFacet._get_schema()
-        metrics_in = {**{k: v for k, v in metrics.items() if k not in ("captureDate", "_schemaURL")},
+        metrics_in = {**{k: v for k, v in _fields(metrics).items() if k not in ("captureDate", "_schemaURL")},
                       "_schemaURL": schema_url}
         identity = {k: v for k, v in facets.items() if k in ("symlinks", "version")}
-        run_id = generate_static_uuid(_instant(doc["eventTime"]),
-                                      f"{dataset['namespace']}{dataset['name']}{version['datasetVersion']}checks".encode())
-        job_type = json.loads(to_json(fb.job_type_facet("CHECK")))
-        complete = {**{k: v for k, v in doc.items() if k in ("eventTime", "producer", "schemaURL")},
-                    "eventType": "COMPLETE", "run": {"runId": str(run_id)},
-                    "job": {"namespace": doc["job"]["namespace"], "name": f"{table}.{CHECKS_ENGINE}",
-                            "facets": {"jobType": job_type}},
-                    "inputs": [{"namespace": dataset["namespace"], "name": dataset["name"], "facets": identity,
-                                "inputFacets": {"dataQualityMetrics": metrics_in}}],
-                    "outputs": []}
+        run_id = generate_static_uuid(_instant(event.eventTime), f"{dataset.namespace}{dataset.name}"
+                                      f"{part(version, 'datasetVersion')}checks".encode())
+        job = Job(namespace=event.job.namespace, name=f"{table_name(dataset)}.{CHECKS_ENGINE}",
+                  facets={"jobType": fb.job_type_facet("CHECK")})
+        complete = RunEvent(eventType=RunState.COMPLETE, eventTime=event.eventTime, producer=event.producer,
+                            run=Run(runId=str(run_id)), job=job, outputs=[],
+                            inputs=[InputDataset(namespace=dataset.namespace, name=dataset.name, facets=identity,
+                                                 inputFacets={"dataQualityMetrics": metrics_in})])
         if start:
             symlinks = {k: v for k, v in identity.items() if k == "symlinks"}
-            runs.append({**complete, "eventType": "START",
-                         "inputs": [{"namespace": dataset["namespace"], "name": dataset["name"], "facets": symlinks}]})
+            runs.append(attr.evolve(complete, eventType=RunState.START, inputs=[
+                InputDataset(namespace=dataset.namespace, name=dataset.name, facets=symlinks)]))
         runs.append(complete)
     return runs
 

@@ -3,20 +3,25 @@ takes to :meth:`Delivery.emit <iceberg_lineage.delivery.delivery.Delivery.emit>`
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Mapping, Union
 
 from openlineage.client.event_v2 import (
-    DatasetEvent, InputDataset, Job, OutputDataset, Run, RunEvent, RunState, StaticDataset,
+    DatasetEvent, InputDataset, Job, JobEvent, OutputDataset, Run, RunEvent, RunState, StaticDataset,
 )
 from openlineage.client.serde import Serde
 
 
-def to_json(event: Any) -> str:
-    """Deterministic JSON (sorted keys, nulls dropped) via openlineage-python's serialiser."""
+#: An event from building to the transport: openlineage-python's objects, serialised once, at the edge (:func:`to_json`).
+Event = Union[RunEvent, DatasetEvent, JobEvent]
+
+
+def to_json(event: Event | Mapping[str, object]) -> str:
+    """Deterministic JSON (sorted keys, nulls dropped) via openlineage-python's serialiser: the one edge where an
+    event becomes text (transports, the spool, printing commands). A mapping is a spooled event's JSON."""
     return Serde.to_json(event)
 
 
-def from_json(text: str) -> Any:
+def from_json(text: str) -> Event:
     """An openlineage-python event object from our own event JSON, for ``Delivery.emit`` (scanner workers return JSON).
 
     Facets stay plain dicts: openlineage-python serialises them as they are, so the delivered JSON is the JSON the

@@ -7,14 +7,13 @@ spool working as for any client (the real transport's failures are still seen an
 """
 from __future__ import annotations
 
-import copy
 import json
 import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence, cast, overload
 
-from openlineage.client.serde import Serde
+from openlineage.client import OpenLineageClient
 from openlineage.client.transport.composite import CompositeConfig, CompositeTransport
 from openlineage.client.transport.noop import NoopTransport
 from openlineage.client.transport.transport import Transport
@@ -23,12 +22,13 @@ from iceberg_lineage.config import load_settings
 from iceberg_lineage.delivery.client import describe_transport, make_client
 from iceberg_lineage.delivery.delivery import Delivery
 from iceberg_lineage.delivery.emitter import EMITTERS, Emitter
+from iceberg_lineage.delivery.transports import Sendable, tapped
 from iceberg_lineage.hook import observe
+from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.jobs import JobsReport, jobs_of_events
 from iceberg_lineage.notebook import html as h
 
 if TYPE_CHECKING:
-    from openlineage.client import OpenLineageClient
     from pyiceberg.catalog import Catalog
 
 
@@ -41,27 +41,20 @@ class RecordingTransport(Transport):
         self._lock = threading.Lock()
         self.sent: list[str] = []
 
-    def emit(self, event: Any) -> None:
-        text = Serde.to_json(event)
+    def emit(self, event: Sendable) -> None:
+        text = to_json(event)
         with self._lock:
             self.sent.append(text)
-
-
-class _FanOut(CompositeTransport):
-    """openlineage-python's composite over transport instances (its own constructor builds them from dicts):
-    every event goes to every target; one target failing does not stop the others."""
-
-    def __init__(self, transports: Sequence[Transport]) -> None:
-        self.__dict__["transports"] = list(transports)  # fills the cached property the base class reads
-        super().__init__(CompositeConfig(transports=[], continue_on_failure=True, continue_on_success=True))
 
 
 def recording_client(client: OpenLineageClient) -> tuple[OpenLineageClient, RecordingTransport]:
     """A copy of ``client`` that also records what it sends; ``client`` keeps its own transport."""
     recorder = RecordingTransport()
-    recording = copy.copy(client)
-    recording.transport = _FanOut([client.transport, recorder])
-    return recording, recorder
+    # openlineage-python's composite over both (each target given to its factory as an instance, in a tap of ours):
+    # every event goes to every target; one target failing does not stop the others
+    fan_out = CompositeTransport(CompositeConfig(transports=[tapped(client.transport), tapped(recorder)],
+                                                 continue_on_failure=True, continue_on_success=True))
+    return OpenLineageClient(transport=fan_out, config=client.user_defined_config), recorder
 
 
 @dataclass(frozen=True)

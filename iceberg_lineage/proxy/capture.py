@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from iceberg_lineage.delivery.emitter import FailureLog
+from iceberg_lineage.delivery.failure_log import FailureLog
 from iceberg_lineage.proxy.routes import Route
 from iceberg_lineage.proxy.tables import LruCache, TableLoader, cache_key
 

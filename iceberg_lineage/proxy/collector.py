@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Callable, Sequence
 
-from iceberg_lineage.delivery.emitter import FailureLog
+from iceberg_lineage.delivery.failure_log import FailureLog
 from iceberg_lineage.proxy.capture import CLOSED, Channel
 from iceberg_lineage.proxy.interpreter import Interpreter
 

@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence, Union
 from openlineage.client.event_v2 import RunEvent
 
 from iceberg_lineage.config import Settings
-from iceberg_lineage.delivery.emitter import FailureLog
+from iceberg_lineage.delivery.failure_log import FailureLog
 from iceberg_lineage.delivery.webhook import announce
 from iceberg_lineage.lineage import events as ev
 from iceberg_lineage.lineage.checks import table_alert_runs

@@ -10,7 +10,8 @@ from typing import NamedTuple, Sequence
 from openlineage.client.event_v2 import RunEvent
 
 from iceberg_lineage.delivery.delivery import DeliveryResult
-from iceberg_lineage.delivery.emitter import Emitter, FailureLog
+from iceberg_lineage.delivery.emitter import Emitter
+from iceberg_lineage.delivery.failure_log import FailureLog
 from iceberg_lineage.state.proxy_snapshots import ProxiedSnapshot, ProxySnapshots
 
 LOG = logging.getLogger(__name__)

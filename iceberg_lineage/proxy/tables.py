@@ -18,7 +18,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Generic, Mapping, Sequence, TypeVar
 
-from iceberg_lineage.delivery.emitter import FailureLog
+from iceberg_lineage.delivery.failure_log import FailureLog
 from iceberg_lineage.read.rest import rest_table
 from iceberg_lineage.read.source import LoadedTable
 

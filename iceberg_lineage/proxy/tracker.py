@@ -23,7 +23,7 @@ from openlineage.client.event_v2 import RunEvent, RunState
 from scan_reporters.reports import CommitReport, ScanReport
 
 from iceberg_lineage.config import Settings
-from iceberg_lineage.delivery.emitter import FailureLog
+from iceberg_lineage.delivery.failure_log import FailureLog
 from iceberg_lineage.lineage import engine_runs as apps
 from iceberg_lineage.lineage.events import snapshot_run_event
 from iceberg_lineage.lineage.serde import from_json, to_json

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from iceberg_lineage.config import Settings
-from iceberg_lineage.lineage.profiles import shape
+from iceberg_lineage.lineage.shaping import shaped as shape
 from tests.consumers.tables import snapshot_event
 from tests.support.consumers import probe
 from tests.support.engines import require

@@ -1,5 +1,5 @@
 """Consumer profiles (consumer.profile): each consumer's published limits, applied in one place after events are
-built (lineage.profiles.shape, which the delivery path calls before sending)."""
+built (lineage.shaping.shaped, which the delivery path calls before sending)."""
 from __future__ import annotations
 
 import json
@@ -13,13 +13,19 @@ from openlineage.client.transport.transport import Transport
 
 from iceberg_lineage.config import PROFILE_NAMES, Settings, load_settings
 from iceberg_lineage.errors import ConfigError
-from iceberg_lineage.lineage.profiles import PROFILES, current_state_event, links, shape
+from iceberg_lineage.lineage.profiles import PROFILES, current_state_event
+from iceberg_lineage.lineage.shaping import shaped as shape
 from iceberg_lineage.lineage.serde import to_json
 from tests.consumers.tables import doc, linked_run, size, snapshot_event, stats, table
 from tests.support.olschema import validate_event
 
 DATAZONE = Settings().updated({"consumer.profile": "datazone"})
 DATAPLEX = Settings().updated({"consumer.profile": "dataplex"})
+
+
+def links(d: dict) -> int:
+    """Input -> output links of an event document: every input with every output."""
+    return len(d.get("inputs") or ()) * len(d.get("outputs") or ())
 
 
 class Capture(Transport):
@@ -50,7 +56,7 @@ def test_every_profile_is_declared_once_and_settable_three_ways(tmp_path, monkey
 def test_generic_and_other_unlimited_profiles_send_the_built_event_itself():
     event = snapshot_event(50)
     for name in ("generic", "marquez"):  # openmetadata adds a parent (tests/consumers/test_start_and_parents.py)
-        assert shape(event, Settings().updated({"consumer.profile": name})).events == [event]
+        assert shape(event, Settings().updated({"consumer.profile": name})).events == (event,)
 
 
 def test_datahub_each_snapshot_gets_a_checks_run_with_the_input_metrics_facet():
@@ -135,7 +141,7 @@ def test_datazone_every_event_of_a_3000_column_table_fits_300000_bytes_and_is_va
     assert len(facets["icebergTableStatistics"]["columnsOmitted"]) == 3000
     assert "trimmed (columns, column_detail)" in caplog.text
     # the same event under the generic profile: only the 1 MB default, already applied when it was built
-    assert shape(event, Settings()).events == [event]
+    assert shape(event, Settings()).events == (event,)
 
 
 def test_dataplex_250_links_go_as_three_events_of_at_most_100_then_the_terminal_one():
@@ -236,3 +242,13 @@ def test_profile_flags_on_scan_and_run():
         got = runner.invoke(main, [command, "--help"])
         assert "--profile [generic|marquez|datahub|openmetadata|datazone|dataplex|atlan]" in got.output
     assert runner.invoke(main, ["scan", "--profile", "purview"]).exit_code == 2
+
+
+@pytest.mark.parametrize("profile", ["datahub", "dataplex", "openmetadata", "datazone"])
+def test_shaping_never_changes_the_event_it_is_given(profile):
+    event = linked_run(150, 2) if profile == "dataplex" else snapshot_event(3000 if profile == "datazone" else 3)
+    before = to_json(event)
+    got = shape(event, Settings().updated({"consumer.profile": profile}))
+    assert to_json(event) == before
+    assert got.events and all(type(e).__name__ == "RunEvent" for e in got.events)  # objects, not JSON or dicts
+    assert [to_json(e) for e in got.events] != [before]  # each of these profiles changes something

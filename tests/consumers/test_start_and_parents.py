@@ -13,7 +13,8 @@ from openlineage.client.event_v2 import InputDataset, RunState
 from iceberg_lineage.config import Settings, load_settings
 from iceberg_lineage.lineage.engine_runs import Application, application_event
 from iceberg_lineage.lineage.events import snapshot_run_event, started
-from iceberg_lineage.lineage.profiles import TABLE_RUN_NAMESPACE, shape
+from iceberg_lineage.lineage.profiles import TABLE_RUN_NAMESPACE
+from iceberg_lineage.lineage.shaping import shaped as shape
 from iceberg_lineage.lineage.runs import application_run_id
 from tests.consumers.tables import doc, snapshot_event, stats, table
 from tests.support.olschema import validate_event

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections import Counter
 
 import pytest
@@ -12,10 +11,12 @@ from openlineage.client.serde import Serde
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 from openlineage.client import OpenLineageClient
 
-from iceberg_lineage.delivery import transports as transports_module
+from iceberg_lineage.delivery import http as http_module
 from iceberg_lineage.delivery.delivery import Delivery, DeliveryStats
+from iceberg_lineage.delivery.pipeline import configured, configured_dict
 from iceberg_lineage.delivery.replay import ReplayResult, replay
 from iceberg_lineage.delivery.spool import Spool
+from iceberg_lineage.delivery.transports import create
 
 
 def spooled_rows(settings):
@@ -110,7 +111,7 @@ def test_connection_refused_with_default_retry(settings):
 def test_429_is_retried_with_a_bounded_retry_after_then_delivered(serve, settings, monkeypatch):
     # 429 without Retry-After (retried only because 429 joins status_forcelist), then a Retry-After of an hour,
     # bounded to 1 s here (RETRY_AFTER_MAX, 10 s by default), then accepted.
-    monkeypatch.setattr(transports_module, "RETRY_AFTER_MAX", 1)
+    monkeypatch.setattr(http_module, "RETRY_AFTER_MAX", 1)
     answers = [Answer(429), Answer(429, {"Retry-After": "3600"})]
     server = serve(script=lambda n, _body: answers[n] if n < len(answers) else Answer(200))
     delivery = Delivery(OpenLineageClient(transport=HttpTransport(HttpConfig(url=server.url))), settings)
@@ -126,21 +127,36 @@ def test_429_is_retried_with_a_bounded_retry_after_then_delivered(serve, setting
     assert len(server.received) == 3 and len(server.accepted) == 1
 
 
-def test_retry_is_merged_into_the_users_configuration(settings):
+def mounted_retry(transport: HttpTransport):
+    """The urllib3 Retry our rebuilt copy of ``transport`` mounts (``configured`` wraps it in a tap)."""
+    http = configured(transport).transport
+    assert isinstance(http, HttpTransport) and http is not transport
+    return http.session.get_adapter(http.url).max_retries
+
+
+def test_retry_is_merged_into_the_users_configuration_which_stays_untouched(settings):
     default = HttpTransport(HttpConfig(url="http://127.0.0.1:1"))
     custom = HttpTransport(HttpConfig.from_dict(
         {"url": "http://127.0.0.1:1", "retry": {"total": 2, "status_forcelist": [418], "retry_after_max": 3}}
     ))
-    for transport in (default, custom):
-        Delivery(OpenLineageClient(transport=transport), settings)
+    before = [dict(t.config.retry) for t in (default, custom)]
 
-    assert default.config.retry["status_forcelist"] == [429, 500, 502, 503, 504]
-    assert default.config.retry["retry_after_max"] == 10
-    assert default.config.retry["total"] == 5 and default.config.retry["backoff_factor"] == 0.3
-    assert custom.config.retry["status_forcelist"] == [418, 429]
-    assert custom.config.retry["retry_after_max"] == 3 and custom.config.retry["total"] == 2
-    # the adapter actually mounted carries it
-    assert default.session.get_adapter(default.url).max_retries.status_forcelist == [429, 500, 502, 503, 504]
+    retry, custom_retry = mounted_retry(default), mounted_retry(custom)
+
+    assert retry.status_forcelist == [429, 500, 502, 503, 504] and retry.retry_after_max == 10
+    assert retry.total == 5 and retry.backoff_factor == 0.3
+    assert custom_retry.status_forcelist == [418, 429]
+    assert custom_retry.retry_after_max == 3 and custom_retry.total == 2
+    assert [t.config.retry for t in (default, custom)] == before  # the client's own transports are not changed
+    assert default.config.adapter is None and custom.config.adapter is None
+
+
+def test_a_plain_http_transport_of_openlineage_yml_is_hardened_through_its_configuration(settings):
+    config = {"type": "http", "url": "http://127.0.0.1:1", "retry": {"connect": 3}}
+    http = create(configured_dict(config))
+    assert isinstance(http, HttpTransport) and "adapter" not in config
+    retry = http.session.get_adapter(http.url).max_retries
+    assert (retry.read, retry.connect, retry.total, retry.status_forcelist) == (0, 3, 5, [429, 500, 502, 503, 504])
 
 
 def test_an_event_the_server_rejects_is_kept_while_replay_goes_on(serve, settings):

@@ -184,3 +184,27 @@ def test_a_dataset_event_is_keyed_by_its_dataset(settings):
         spool.append(Serde.to_json(doc), None, None)
         (row,) = spool.read()
     assert row.datasets == (("s3://lake", "orders"),)
+
+
+def test_an_undecodable_spooled_row_is_quarantined_and_the_rest_delivered_in_order(serve, settings, caplog):
+    """Issue 31 6b: a first row that is not JSON, or is 100,000-deep JSON, or JSON but not an object, used to stop
+    every replay (JSONDecodeError, RecursionError)."""
+    later = [event(RunState.START, str(uuid4())), event(RunState.COMPLETE, str(uuid4()))]
+    bad = ["not json {", "[" * 100_000 + "]" * 100_000, '"a string"']
+    with Spool(settings.spool.path) as spool:
+        for body in bad:
+            assert spool.append(body)
+        for e in later:
+            assert spool.append(Serde.to_json(e), str(e.run.runId), e.eventType.value)
+    server = serve()
+
+    with caplog.at_level("WARNING", logger="iceberg_lineage.delivery.replay"):
+        result = replay(settings.spool.path, http_client(server.url))
+
+    assert result == ReplayResult(2, 0, None, 3)
+    assert [key(b) for b in server.accepted] == [key(Serde.to_json(e)) for e in later]
+    with Spool(settings.spool.path) as spool:
+        kept = spool.quarantined()
+    assert [q.body for q in kept] == bad and {q.last_error for q in kept} == {"undecodable: not a JSON object"}
+    assert [r.getMessage() for r in caplog.records] == [
+        f"spooled event {seq} is not a JSON object: moved to the quarantine, the rest goes on" for seq in (1, 2, 3)]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 
-from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.serde import Serde
 from openlineage.client.transport.http import HttpConfig, HttpTransport
@@ -13,6 +12,7 @@ from tests.support.delivery import FAST, Answer, LineageServer, free_port, http_
 
 from iceberg_lineage.delivery.breaker import send_deadline
 from iceberg_lineage.delivery.delivery import Delivery, DeliveryStats
+from iceberg_lineage.delivery.pipeline import configured
 from iceberg_lineage.delivery.replay import ReplayResult, replay
 from iceberg_lineage.delivery.spool import Spool
 
@@ -61,9 +61,10 @@ def test_a_200_after_the_timeout_is_not_posted_again(serve, settings):
 
 def test_read_retries_are_off_and_connect_retries_stay(settings):
     transport = HttpTransport(HttpConfig.from_dict({"url": "http://127.0.0.1:1", "retry": {"connect": 3}}))
-    Delivery(OpenLineageClient(transport=transport), settings)
-    retry = transport.session.get_adapter(transport.url).max_retries
+    http = configured(transport).transport
+    retry = http.session.get_adapter(http.url).max_retries
     assert (retry.read, retry.connect, retry.total) == (0, 3, 5)
+    assert transport.config.retry["read"] == 5  # the client's own transport keeps its configuration
 
 
 def test_the_breaker_reopens_after_its_cool_down_with_one_probe(settings):

@@ -21,60 +21,65 @@ def _out(d: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def event() -> dict:
-    return doc(snapshot_event(COLUMNS, doc="what the column holds, in a few words"))
+def event():
+    return snapshot_event(COLUMNS, doc="what the column holds, in a few words")
 
 
-def _sizes(full: dict) -> dict[str, int]:
+def _bytes(d: dict) -> int:
+    """An event document's bytes as sent (sorted keys, no nulls), computed here independently of the module."""
+    return len(json.dumps(d, sort_keys=True).encode())
+
+
+def _sizes(full) -> dict[str, int]:
     """Each part's bytes, computed from the untrimmed event (independently of the budget module)."""
-    facets = _out(full)
+    facets = _out(doc(full))
     return {"metrics": len(json.dumps(facets["dataQualityMetrics"]["columnMetrics"])),
             "detail": len(json.dumps(facets["icebergTableStatistics"]["columns"]))}
 
 
 def test_an_event_within_budget_is_left_as_it_is(event):
     got = trim(event, size_of(event))
-    assert got.doc is event and got.steps == ()
+    assert got.event is event and got.steps == () and got.size == _bytes(doc(event))
 
 
 def test_step_1_keeps_the_metrics_of_as_many_columns_as_fit_in_schema_order(event):
-    budget = size_of(event) - _sizes(event)["metrics"] // 2  # about half the metrics must go
+    budget = _bytes(doc(event)) - _sizes(event)["metrics"] // 2  # about half the metrics must go
     got = trim(event, budget)
     assert got.steps == ("columns",) and got.size <= budget
-    facets = _out(got.doc)
+    facets = _out(doc(got.event))
     kept = list(facets["dataQualityMetrics"]["columnMetrics"])
     names = [f"c{i:04d}" for i in range(1, COLUMNS + 1)]
     assert sorted(kept) == names[:len(kept)] and 0 < len(kept) < COLUMNS
     assert facets["icebergTableStatistics"]["columnsOmitted"] == names[len(kept):]
     assert len(facets["icebergTableStatistics"]["columns"]) == COLUMNS  # step 2 not needed
     # the largest count that fits: one column more would be over
-    more = json.loads(json.dumps(got.doc))
+    more = doc(got.event)
     n = names[len(kept)]
-    _out(more)["dataQualityMetrics"]["columnMetrics"][n] = _out(event)["dataQualityMetrics"]["columnMetrics"][n]
-    assert size_of(more) > budget
-    validate_event(json.dumps(got.doc))
+    _out(more)["dataQualityMetrics"]["columnMetrics"][n] = _out(doc(event))["dataQualityMetrics"]["columnMetrics"][n]
+    assert _bytes(more) > budget and got.size == _bytes(doc(got.event))
+    validate_event(to_json(got.event))
 
 
 def test_steps_2_and_3_drop_the_custom_column_detail_then_field_descriptions(event):
     sizes = _sizes(event)
-    budget = size_of(event) - sizes["metrics"] - sizes["detail"] + 3_000  # detail gone, descriptions stay
+    budget = _bytes(doc(event)) - sizes["metrics"] - sizes["detail"] + 3_000  # detail gone, descriptions stay
     got = trim(event, budget)
     assert got.steps == ("columns", "column_detail")
-    facets = _out(got.doc)
+    facets = _out(doc(got.event))
     assert facets["dataQualityMetrics"]["columnMetrics"] == {}
     assert "columns" not in facets["icebergTableStatistics"]
     assert len(facets["icebergTableStatistics"]["columnsOmitted"]) == COLUMNS
     assert all(f["description"] for f in facets["schema"]["fields"])
     got = trim(event, got.size - 1_000)
     assert got.steps == ("columns", "column_detail", "descriptions")
-    assert not any("description" in f for f in _out(got.doc)["schema"]["fields"])
-    validate_event(json.dumps(got.doc))
+    assert not any("description" in f for f in _out(doc(got.event))["schema"]["fields"])
+    validate_event(to_json(got.event))
 
 
 def test_step_4_keeps_identity_version_totals_and_names_and_types(event):
     got = trim(event, 20_000)
     assert got.steps == ("columns", "column_detail", "descriptions", "minimal") and got.size <= 20_000
-    d = got.doc
+    d = doc(got.event)
     facets = _out(d)
     assert set(facets) == {"version", "symlinks", "lifecycleStateChange", "dataQualityMetrics",
                            "icebergTableStatistics", "schema"}
@@ -82,16 +87,16 @@ def test_step_4_keeps_identity_version_totals_and_names_and_types(event):
     assert facets["dataQualityMetrics"]["rowCount"] == 10 and facets["dataQualityMetrics"]["bytes"] == 4096
     assert facets["icebergTableStatistics"]["records"] == 10
     assert set(d["outputs"][0]["outputFacets"]) == {"outputStatistics"}
-    assert d["run"] == event["run"] and d["job"] == event["job"]  # run and job facets are never trimmed
-    validate_event(json.dumps(d))
+    assert d["run"] == doc(event)["run"] and d["job"] == doc(event)["job"]  # run and job facets are never trimmed
+    validate_event(to_json(got.event))
 
 
 def test_last_resort_leaves_the_schema_out_and_says_so(event):
     got = trim(event, 5_000)
     assert got.steps[-1] == "schema" and got.size <= 5_000
-    facets = _out(got.doc)
+    facets = _out(doc(got.event))
     assert "schema" not in facets and facets["icebergTableStatistics"]["schemaOmitted"] is True
-    validate_event(json.dumps(got.doc))
+    validate_event(to_json(got.event))
     over = trim(event, 100)  # nothing left to trim: sent as it is, never dropped
     assert over.steps[-1] == "over" and not over.fits and over.size == got.size
 

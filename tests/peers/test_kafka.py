@@ -27,6 +27,7 @@ from iceberg_lineage.config import Settings
 from iceberg_lineage.delivery.client import make_client
 from iceberg_lineage.delivery.delivery import Delivery, DeliveryStats
 from iceberg_lineage.delivery.kafka import DEFAULT_MESSAGE_TIMEOUT_MS, message_key
+from iceberg_lineage.delivery.pipeline import configured
 from iceberg_lineage.delivery.replay import ReplayResult, replay
 from iceberg_lineage.lineage.serde import from_json
 from iceberg_lineage.scan.driver import ScanOptions, scan
@@ -103,8 +104,9 @@ def test_an_unacknowledged_message_is_spooled_with_the_reason_and_a_bounded_time
     assert (result.status, result.error) == ("spooled", "KafkaNotAcknowledged: _MSG_TIMED_OUT")
     # a configuration without a message timeout gets ours, not librdkafka's 300 s
     bare = kafka_client({"topic": "t", "config": {"bootstrap.servers": "127.0.0.1:1", "log_level": "0"}})
-    Delivery(bare, Settings().updated({"spool.path": str(tmp_path / "other")}))
-    assert bare.transport.kafka_config.config["message.timeout.ms"] == DEFAULT_MESSAGE_TIMEOUT_MS == 30_000
+    ours = configured(bare.transport).transport.transport  # tap -> confirming wrapper -> openlineage's KafkaTransport
+    assert ours.kafka_config.config["message.timeout.ms"] == DEFAULT_MESSAGE_TIMEOUT_MS == 30_000
+    assert "message.timeout.ms" not in bare.transport.kafka_config.config  # the client's own transport is untouched
 
 
 _PARENT = {"run": parent_run.Run("01932b4f-0000-7000-8000-00000000000a"), "job": parent_run.Job("airflow", "dag.task")}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
+from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
@@ -50,3 +52,23 @@ def run_pairs(n: int) -> list[RunEvent]:
 def key(body: bytes | str) -> tuple[str, str]:
     doc = json.loads(body)
     return doc["run"]["runId"], doc["eventType"]
+
+
+#: openlineage-python at the lowest version pyproject.toml allows, in a virtualenv of its own (``make provision``).
+OPENLINEAGE_MIN_VENV = Path(__file__).resolve().parents[2] / ".cache" / "interop" / "openlineage-min" / "venv"
+
+
+def lowest_openlineage() -> str:
+    """The lower bound of ``openlineage-python`` in pyproject.toml (``>=1.54`` -> ``1.54``)."""
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    [bound] = re.findall(r'"openlineage-python>=([0-9.]+)', pyproject.read_text())
+    return bound
+
+
+def missing_lowest_openlineage() -> str | None:
+    """Why the lowest-version virtualenv is not usable (one line), or None."""
+    python = OPENLINEAGE_MIN_VENV / "bin" / "python"
+    if not python.exists():
+        error = OPENLINEAGE_MIN_VENV.parent.with_suffix(".error")
+        return f"no {OPENLINEAGE_MIN_VENV} (make provision)" + (f": {error.read_text().strip()}" if error.exists() else "")
+    return None

@@ -18,6 +18,8 @@ class Answer:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     body: bytes = b""
+    #: The body is sent again and again, with no length, until the client hangs up (an endless answer).
+    endless: bool = False
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class LineageServer:
         self.script = script
         self.requests: list[Request] = []
         self.accepted: list[bytes] = []
+        #: Paths of the GET requests (a client that followed a redirect as a GET).
+        self.gets: list[str] = []
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._busy = 0
@@ -61,6 +65,8 @@ class LineageServer:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802
+                with server._lock:
+                    server.gets.append(self.path)
                 body = json.dumps(get_body if get_body is not None else {}).encode()
                 self._answer(Answer(200, {"Content-Type": "application/json"}, body=body))
 
@@ -88,6 +94,11 @@ class LineageServer:
                     self.send_response(answer.status)
                     for k, v in answer.headers.items():
                         self.send_header(k, v)
+                    if answer.endless:
+                        self.send_header("Connection", "close")
+                        self.end_headers()
+                        while True:
+                            self.wfile.write(answer.body)
                     self.send_header("Content-Length", str(len(answer.body)))
                     self.end_headers()
                     self.wfile.write(answer.body)

@@ -1,0 +1,83 @@
+"""The transport chain of :class:`~iceberg_lineage.delivery.delivery.Delivery`, built through openlineage-python's
+factory from the client's own transport: spool -> breaker -> the configured transport, rebuilt from its own
+configuration with ours applied (HTTP hardened, Kafka confirmed, tapped). The client's objects are left as they
+are; :func:`delivery_client` is a new client over the chain, with the original's configuration (filters, facets).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attr
+from openlineage.client import OpenLineageClient
+from openlineage.client.transport.composite import CompositeTransport
+from openlineage.client.transport.http import HttpTransport
+from openlineage.client.transport.kafka import KafkaTransport
+from openlineage.client.transport.transport import Transport
+
+from iceberg_lineage.delivery.http import hardened_http_config, hardened_http_dict
+from iceberg_lineage.delivery.kafka import confirmed_kafka
+from iceberg_lineage.delivery.spooler import SpoolTransport
+from iceberg_lineage.delivery.transports import (
+    BreakerTransport, TapTransport, Wrapped, build, create, tapped, type_of,
+)
+
+if TYPE_CHECKING:
+    from iceberg_lineage.config import Settings
+
+
+def _fan_out(transport: Transport) -> bool:
+    """A composite that must reach all its targets (as opposed to a failover chain that stops at one success)."""
+    return isinstance(transport, CompositeTransport) and transport.config.continue_on_success
+
+
+def _children(config: dict[str, Any]) -> list[dict[str, Any]]:
+    children = config.get("transports") or []
+    if isinstance(children, dict):
+        children = [{**child, "name": name} for name, child in children.items() if child]
+    return [dict(child) for child in children]
+
+
+def configured_dict(config: dict[str, Any], *, tap: bool = False) -> dict[str, Any]:
+    """A transport configuration with ours applied: HTTP hardened, Kafka confirmed, a fan-out composite's
+    targets tapped (each target's failure counts, although the composite goes on), a tapped transport instance
+    rebuilt by :func:`configured`."""
+    kind = config.get("type")
+    if kind == "http":
+        config = hardened_http_dict(config)
+    elif kind == "kafka":
+        config = confirmed_kafka(config)
+    elif kind == "composite":
+        fan_out = str(config.get("continue_on_success", True)).lower() == "true"
+        config = {**config, "transports": [configured_dict(child, tap=fan_out) for child in _children(config)]}
+    elif kind == type_of(TapTransport) and isinstance(config.get("transport"), Transport):
+        return {**config, "transport": configured(config["transport"], tap=False)}
+    return tapped(config) if tap else config
+
+
+def configured(transport: Transport, *, tap: bool = True) -> Transport:
+    """The client's transport rebuilt from its own configuration with ours applied (:func:`configured_dict`), and
+    tapped (unless ``tap`` is False); a transport we have nothing to add to is used as it is."""
+    if isinstance(transport, HttpTransport):
+        rebuilt: Wrapped = HttpTransport(hardened_http_config(transport.config))
+    elif isinstance(transport, KafkaTransport):
+        rebuilt = create(confirmed_kafka(transport))
+    elif isinstance(transport, CompositeTransport):
+        children = [configured_dict(child, tap=_fan_out(transport)) for child in _children(
+            {"transports": transport.config.transports})]
+        rebuilt = CompositeTransport(attr.evolve(transport.config, transports=children))
+        if _fan_out(transport):  # its targets are tapped
+            return rebuilt
+    else:
+        rebuilt = transport
+    return create(tapped(rebuilt)) if tap else build(rebuilt)
+
+
+def delivery_client(client: OpenLineageClient, settings: Settings, destination: str | None) -> OpenLineageClient:
+    """A client over spool -> breaker -> :func:`configured` ``client.transport``."""
+    chain = create({
+        "type": type_of(SpoolTransport), "path": settings.spool.path, "max_bytes": settings.spool.max_bytes,
+        "max_rejections": settings.spool.max_rejections, "destination": destination,
+        "transport": {"type": type_of(BreakerTransport), "cooldown_s": settings.delivery.breaker_cooldown_s,
+                      "transport": configured(client.transport)},
+    })
+    return OpenLineageClient(transport=chain, config=client.user_defined_config)
