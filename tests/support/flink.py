@@ -26,10 +26,13 @@ HADOOP_JARS = ("hadoop-client-api-3.4.1.jar", "hadoop-client-runtime-3.4.1.jar")
 RUN_TIMEOUT_S = 900.0
 
 #: Run in Flink's virtualenv, given {"jars", "setup", "jobs"} as JSON on stdin: the setup statements one by one,
-#: then each job's INSERTs as one statement set (one Flink job), printing the job's id as a JSON line.
+#: then each job's INSERTs as one statement set (one Flink job), printing the job's id as a JSON line (on the
+#: original stdout: the JVM's log goes to stderr).
 _CLIENT = """
-import json, sys
+import json, os, sys
 from pyflink.table import EnvironmentSettings, TableEnvironment
+answers = os.fdopen(os.dup(1), "w")
+os.dup2(2, 1)  # Flink's JVM, which inherits stdout, logs there
 spec = json.load(sys.stdin)
 env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
 config = env.get_config()
@@ -44,7 +47,7 @@ for job in spec["jobs"]:
         inserts.add_insert_sql(statement)
     result = inserts.execute()
     result.wait()
-    print(json.dumps(str(result.get_job_client().get_job_id())), flush=True)
+    print(json.dumps(str(result.get_job_client().get_job_id())), file=answers, flush=True)
 """
 
 CATALOG, NAMESPACE = "ice", "flinkns"
@@ -77,7 +80,7 @@ def spec(catalog_uri: str, s3_endpoint: str) -> dict:
         "jars": [f"file://{FLINK_JARS / jar}" for jar in PIPELINE_JARS],
         "setup": [f"CREATE CATALOG {CATALOG} WITH ({options})",
                   f"CREATE DATABASE IF NOT EXISTS {CATALOG}.{NAMESPACE}",
-                  f"CREATE TABLE {APPENDS} (id BIGINT, name STRING, amount DOUBLE, price DECIMAL(10, 2), day DATE, "
+                  f"CREATE TABLE {APPENDS} (id BIGINT, name STRING, amount DOUBLE, price DECIMAL(10, 2), `day` DATE, "
                   "ts TIMESTAMP(6), flag BOOLEAN, part STRING) PARTITIONED BY (part) WITH ('format-version'='2')",
                   f"CREATE TABLE {UPSERTS} (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) "
                   "WITH ('format-version'='2', 'write.upsert.enabled'='true')"],

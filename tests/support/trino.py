@@ -50,9 +50,10 @@ def run_client(python: Path, program: Path, args: list[str], statements: list[st
     proc = subprocess.run([str(python), str(program), *args], input=json.dumps(statements), capture_output=True,
                           text=True, timeout=timeout, env=env)
     if proc.returncode != 0:
-        lines = [line for line in proc.stderr.splitlines() if line.strip()]
-        raise AssertionError(f"{engine} failed after {len(proc.stdout.splitlines())} statement(s): "
-                             f"{lines[-1] if lines else 'no output'}")
+        lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+        errors = [line for line in lines if "Error" in line or "Exception" in line] or lines
+        raise AssertionError(f"{engine} failed after {len(proc.stdout.splitlines())} answer(s): "
+                             f"{errors[-1] if errors else 'no output'}")
     return [json.loads(line) for line in proc.stdout.splitlines()]
 
 
