@@ -35,3 +35,11 @@ def test_flink_commits_through_the_bridge(flink_tables, live_bridge, spark_via_l
         parents = [e["run"]["facets"]["parent"] for e in events]
         assert [(p["job"]["name"], p["run"]["runId"]) for p in parents] == [
             ("flink.application", application_run_id("flink", job)) for job in flink_tables.answers]
+
+
+def test_flink_reports(flink_tables, live_bridge):
+    """What Flink posts to ``/metrics``, and the reads the bridge links to its commits."""
+    scans = live_bridge.reports("scan-report", NAMESPACE)
+    commits = live_bridge.reports("commit-report", NAMESPACE)
+    assert ([(r["table-name"], r["snapshot-id"], r.get("metadata")) for r in scans],
+            [(r["table-name"], r["snapshot-id"], r.get("metadata")) for r in commits]) == "record"

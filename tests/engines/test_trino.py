@@ -32,3 +32,26 @@ def test_trino_commits_through_the_bridge(trino_tables, live_bridge, spark_via_l
         queries = [e["run"]["facets"]["externalQuery"] for e in events]
         assert [(q["externalQueryId"], q["source"]) for q in queries] == [
             (s["summary"]["trino_query_id"], "trino") for s in table.snapshots]
+
+
+def test_trino_reports_link_nothing(trino_tables, live_bridge, spark_via_live_bridge, tmp_path):
+    """Trino posts scan and commit reports to ``/metrics``, but names no application or query in them (only
+    ``engine-name``, ``engine-version``, ``iceberg-version``): each scan is a run of its own, and the commit of
+    ``INSERT INTO b SELECT ... FROM a`` has no input."""
+    scans = live_bridge.reports("scan-report", NAMESPACE)
+    commits = live_bridge.reports("commit-report", NAMESPACE)
+    assert scans and {r["table-name"] for r in scans} <= {f"{NAMESPACE}.a", f"{NAMESPACE}.b"}
+    assert {tuple(sorted(r["metadata"])) for r in scans} == {("engine-name", "engine-version", "iceberg-version")}
+    assert {(r["metadata"]["engine-name"], r["metadata"]["engine-version"]) for r in scans} == {("trino", "476")}
+    written = {s["snapshot_id"] for table in trino_tables.tables.values() for s in table.snapshots}
+    assert commits and {r["snapshot-id"] for r in commits} <= written
+    b = check_named_runs(live_bridge, f"{NAMESPACE}.b", spark_via_live_bridge, tmp_path)
+    assert [event["inputs"] for event in b] == [[], []]
+
+
+def test_trino_metadata_log_has_a_hole(trino_tables, live_bridge):
+    """Recorded for issue 31: SeaweedFS's ``metadata-log`` of Trino's table skips v2 (CREATE TABLE's first commit)."""
+    metadata = live_bridge.seaweed.catalog("direct").load_table(f"{NAMESPACE}.a")
+    current = int(metadata.metadata_location.rsplit("/v", 1)[1].split(".")[0])
+    log = [entry.metadata_file.rsplit("/", 1)[-1] for entry in metadata.metadata.metadata_log]
+    assert log == ["v1.metadata.json"] + [f"v{n}.metadata.json" for n in range(3, current)]

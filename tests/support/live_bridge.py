@@ -42,9 +42,11 @@ class LiveBridge:
                 found[event["run"]["runId"]] = event
         return found
 
-    def reports(self, report_type: str) -> list[dict]:
-        """The reports posted through the bridge, of one type (``scan-report``, ``commit-report``)."""
-        return [r for r in map(json.loads, self.recorder.reports) if r.get("report-type") == report_type]
+    def reports(self, report_type: str, namespace: str) -> list[dict]:
+        """The reports of one type (``scan-report``, ``commit-report``) posted through the bridge on the tables of a
+        namespace (engines name them with or without their catalog: ``ice.ns.t``, ``ns.t``)."""
+        return [r for r in map(json.loads, self.recorder.reports) if r.get("report-type") == report_type
+                and namespace in r["table-name"].split(".")]
 
     def scanned(self, identifier: str, home: Path) -> list[dict]:
         """The scanner's COMPLETEs of every snapshot (``events --all-snapshots``), on SeaweedFS directly and naming
