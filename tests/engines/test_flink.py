@@ -37,9 +37,19 @@ def test_flink_commits_through_the_bridge(flink_tables, live_bridge, spark_via_l
             ("flink.application", application_run_id("flink", job)) for job in flink_tables.answers]
 
 
-def test_flink_reports(flink_tables, live_bridge):
-    """What Flink posts to ``/metrics``, and the reads the bridge links to its commits."""
+def test_flink_reports_link_no_read(flink_tables, live_bridge, spark_via_live_bridge, tmp_path):
+    """Flink posts a commit report per commit and scan reports of the table the second job reads, but names no job in
+    them (``engine-name``, ``engine-version``, ``iceberg-version``): each scan is a run of its own, and the second
+    job's upsert has no input; only the summaries' ``flink.job-id`` ties the commits to the job."""
+    appends, upserts = flink_tables.tables["appends"], flink_tables.tables["upserts"]
     scans = live_bridge.reports("scan-report", NAMESPACE)
     commits = live_bridge.reports("commit-report", NAMESPACE)
-    assert ([(r["table-name"], r["snapshot-id"], r.get("metadata")) for r in scans],
-            [(r["table-name"], r["snapshot-id"], r.get("metadata")) for r in commits]) == "record"
+    assert {(r["table-name"], r["snapshot-id"]) for r in scans} == {
+        (f"ice.{NAMESPACE}.appends", appends.snapshots[0]["snapshot_id"])}
+    assert sorted((r["table-name"], r["snapshot-id"]) for r in commits) == sorted(
+        (f"ice.{NAMESPACE}.{name}", s["snapshot_id"]) for name, t in flink_tables.tables.items() for s in t.snapshots)
+    for report in scans + commits:
+        assert (report["metadata"]["engine-name"], report["metadata"]["engine-version"]) == ("flink", "1.20.5")
+        assert not {"app-id", "flink.job-id"} & set(report["metadata"])
+    events = check_named_runs(live_bridge, f"{NAMESPACE}.upserts", spark_via_live_bridge, tmp_path)
+    assert [event["inputs"] for event in events] == [[]] * len(upserts.snapshots)
