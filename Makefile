@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv run test bench clean provision sqlite-jdbc
+.PHONY: venv run test bench clean provision sqlite-jdbc flink trino
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -144,7 +144,67 @@ $(OPENLINEAGE_MIN_STAMP): $(STAMP) constraints.txt
 		&& $(OPENLINEAGE_MIN_VENV)/bin/python -c 'import pytest; import openlineage.client as c; print(c.__version__)' \
 		&& touch $@)
 
-provision: $(INTEROP_WHEELS) $(ICEBERG_JAR) sqlite-jdbc $(HADOOP_AWS_JAR) $(SAIL_STAMP) $(KAFKA_STAMP) $(OPENLINEAGE_SPARK_JAR) $(OPENMETADATA_STAMP) $(DATAHUB_STAMP) $(OPENLINEAGE_MIN_STAMP)
+# Flink 1.20 (PyFlink, on the default Java 17) in a virtualenv of its own: apache-flink's pins clash with .venv's
+# (apache-beam, pyarrow). Its cold install builds apache-flink-libraries (a 232 MB sdist): ~9 min on 2 cores.
+# Its jars (issue 30): the Iceberg runtime and AWS bundle go into pipeline.jars, Hadoop's client onto HADOOP_CLASSPATH.
+FLINK_VERSION := 1.20.5
+FLINK_VENV := $(INTEROP)/flink/venv
+FLINK_STAMP := $(INTEROP)/flink/.installed-$(FLINK_VERSION)
+FLINK_JARS := $(INTEROP)/flink/jars
+FLINK_JARS_STAMP := $(FLINK_JARS)/.installed-$(ICEBERG_VERSION)
+FLINK_MVN_COPY := $(MVN):copy -DoutputDirectory=$(abspath $(FLINK_JARS))
+
+$(FLINK_STAMP): tests/engines/flink-pins.txt
+	mkdir -p $(INTEROP)/flink
+	$(call provisioned,flink,rm -rf $(FLINK_VENV) && $(PYTHON) -m venv $(FLINK_VENV) \
+		&& $(FLINK_VENV)/bin/pip install --quiet -c tests/engines/flink-pins.txt apache-flink==$(FLINK_VERSION) \
+		&& $(FLINK_VENV)/bin/pip check && touch $@)
+
+$(FLINK_JARS_STAMP):
+	rm -rf $(FLINK_JARS) && mkdir -p $(FLINK_JARS)
+	$(call provisioned,flink-jars,$(FLINK_MVN_COPY) -Dartifact=org.apache.iceberg:iceberg-flink-runtime-1.20:$(ICEBERG_VERSION) \
+		&& $(FLINK_MVN_COPY) -Dartifact=org.apache.iceberg:iceberg-aws-bundle:1.10.1 \
+		&& $(FLINK_MVN_COPY) -Dartifact=org.apache.hadoop:hadoop-client-api:3.4.1 \
+		&& $(FLINK_MVN_COPY) -Dartifact=org.apache.hadoop:hadoop-client-runtime:3.4.1 \
+		&& rm -rf $(INTEROP)/m2/org/apache/iceberg $(INTEROP)/m2/org/apache/hadoop/hadoop-client-* && touch $@)
+
+flink: $(FLINK_STAMP) $(FLINK_JARS_STAMP)
+
+# Trino 476 (issue 30) needs Java 22+: the first JDK in JAVA_HOME or /usr/lib/jvm whose `release` says 22 or newer
+# (Debian's packages stop at 17). Its 821 MB server tarball is unpacked keeping only the iceberg plugin (494 MB); the
+# chosen JDK's path goes to $(INTEROP)/trino/java-home for tests/support/trino.py.
+TRINO_VERSION := 476
+TRINO_HOME := $(INTEROP)/trino/trino-server-$(TRINO_VERSION)
+TRINO_STAMP := $(INTEROP)/trino/.installed-$(TRINO_VERSION)
+TRINO_JAVA = $(firstword $(foreach d,$(JAVA_HOME) $(wildcard /usr/lib/jvm/*),$(if $(shell sed -n \
+	's/^JAVA_VERSION="\([0-9]*\).*/\1/p' $(d)/release 2>/dev/null | awk '$$1 >= 22'),$(d))))
+
+$(TRINO_STAMP):
+	rm -rf $(INTEROP)/trino && mkdir -p $(INTEROP)/trino
+	$(call provisioned,trino,{ [ -n "$(TRINO_JAVA)" ] || { echo "ERROR: Trino needs Java 22+: none in JAVA_HOME or /usr/lib/jvm"; false; }; } \
+		&& $(MVN):copy -Dartifact=io.trino:trino-server:$(TRINO_VERSION):tar.gz -DoutputDirectory=$(abspath $(INTEROP))/trino \
+		&& rm -rf $(INTEROP)/m2/io/trino \
+		&& tar -xzf $(INTEROP)/trino/trino-server-$(TRINO_VERSION).tar.gz -C $(INTEROP)/trino \
+		&& rm $(INTEROP)/trino/trino-server-$(TRINO_VERSION).tar.gz \
+		&& find $(TRINO_HOME)/plugin -mindepth 1 -maxdepth 1 ! -name iceberg -exec rm -rf {} + \
+		&& echo "$(TRINO_JAVA)" > $(INTEROP)/trino/java-home && touch $@)
+
+# Trino's Python client (PyPI `trino`) in a virtualenv of its own, every wheel pinned (--no-deps), then checked.
+TRINO_CLIENT_VENV := $(INTEROP)/trino-client/venv
+TRINO_CLIENT_STAMP := $(INTEROP)/trino-client/.installed-0.340.0
+TRINO_CLIENT_PINS := trino==0.340.0 certifi==2026.10.19.post1 charset-normalizer==3.5.3 idna==3.20 lz4==4.4.5 \
+	orjson==3.13.0 python-dateutil==4.0.0 pytz==2026.6 requests==2.34.2 tzdata==2026.6 tzlocal==5.4.5 \
+	urllib3==2.8.0 zstandard==0.25.0
+
+$(TRINO_CLIENT_STAMP):
+	mkdir -p $(INTEROP)/trino-client
+	$(call provisioned,trino-client,rm -rf $(TRINO_CLIENT_VENV) && $(PYTHON) -m venv $(TRINO_CLIENT_VENV) \
+		&& $(TRINO_CLIENT_VENV)/bin/pip install --quiet --no-deps $(TRINO_CLIENT_PINS) \
+		&& $(TRINO_CLIENT_VENV)/bin/pip check && touch $@)
+
+trino: $(TRINO_STAMP) $(TRINO_CLIENT_STAMP)
+
+provision: $(INTEROP_WHEELS) $(ICEBERG_JAR) sqlite-jdbc $(HADOOP_AWS_JAR) $(SAIL_STAMP) $(KAFKA_STAMP) $(OPENLINEAGE_SPARK_JAR) $(OPENMETADATA_STAMP) $(DATAHUB_STAMP) $(OPENLINEAGE_MIN_STAMP) flink trino
 
 run: $(STAMP)
 	$(PY) -m iceberg_lineage.demo

@@ -269,3 +269,49 @@ def sail_equality_deletes(spark, sail) -> SailTable:
         "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')",
         *(statement for write in writes for statement in (write, f"SELECT count(*) FROM {table}")))
     return SailTable(capture(spark, f"{HADOOP}.db.{table}"), [answer[0][0] for answer in answers[2::2]])
+
+
+@dataclass
+class EngineTables:
+    """Tables a live engine (Flink, Trino: issue 30) wrote through the bridge, by name, as Iceberg Java reads them
+    from the same REST catalog (directly), and what the engine itself answered."""
+
+    tables: dict[str, LiveTable]
+    answers: list
+
+
+def capture_rest(spark: SparkEngine, seaweed, rest_catalog: str, namespace: str, names: tuple[str, ...],
+                 answers: list) -> EngineTables:
+    return EngineTables({name: capture(spark, f"{rest_catalog}.{namespace}.{name}", seaweed.catalog_properties())
+                         for name in names}, answers)
+
+
+@pytest.fixture(scope="session")
+def flink_tables(spark, seaweed, rest_catalog, flink_run) -> EngineTables:
+    """Flink's two tables (:mod:`tests.support.flink`); its answers are its jobs' ids."""
+    from tests.support.flink import NAMESPACE
+
+    return capture_rest(spark, seaweed, rest_catalog, NAMESPACE, ("appends", "upserts"), flink_run.job_ids())
+
+
+@pytest.fixture(scope="session")
+def trino_tables(spark, seaweed, rest_catalog, trino_run) -> EngineTables:
+    """Trino's two tables (:mod:`tests.support.trino`); its answers are those of its statements."""
+    from tests.support.trino import NAMESPACE
+
+    return capture_rest(spark, seaweed, rest_catalog, NAMESPACE, ("a", "b"), trino_run.answers())
+
+
+@pytest.fixture(scope="session")
+def spark_via_live_bridge(spark, live_bridge) -> dict:
+    """The COMPLETE of one Spark INSERT through the live engines' bridge: how Spark's tables are named there."""
+    from iceberg_lineage.lineage.events import snapshot_run_id
+
+    catalog = spark_rest_catalog(spark, "live_bridge", live_bridge.proxy.uri, live_bridge.seaweed)
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.sparkref")
+    spark.sql(f"CREATE TABLE {catalog}.sparkref.t (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {catalog}.sparkref.t VALUES (1)")
+    metadata = live_bridge.seaweed.catalog("direct").load_table("sparkref.t").metadata
+    [snapshot] = metadata.snapshots
+    run = str(snapshot_run_id(str(metadata.table_uuid), snapshot.snapshot_id, snapshot.timestamp_ms))
+    return live_bridge.completes({run})[run]

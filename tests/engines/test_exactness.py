@@ -115,3 +115,15 @@ def test_spark_commits_name_their_engine(spark, v2_merge_on_read):
         assert (facets["externalQuery"]["externalQueryId"], facets["externalQuery"]["source"]) == (app_id, "spark")
         engine = facets["processing_engine"]
         assert (engine["name"], engine["version"]) == ("spark", spark.session.version)
+
+
+def test_flink_tables(flink_tables):
+    """Flink's appends and upserts (equality deletes) in the REST catalog."""
+    for table in flink_tables.tables.values():
+        compare(table)
+
+
+def test_trino_tables(trino_tables):
+    """Trino's CREATE, INSERT, DELETE, UPDATE, MERGE, ADD COLUMN, optimize and INSERT ... SELECT."""
+    for table in trino_tables.tables.values():
+        compare(table)

@@ -81,6 +81,14 @@ def missing(component: str) -> str | None:
         from tests.support.sail import missing_sail
 
         return missing_sail()
+    if component == "flink":
+        from tests.support.flink import missing_flink
+
+        return missing_flink()
+    if component == "trino":
+        from tests.support.trino import missing_trino
+
+        return missing_trino()
     if component == "kafka":
         from tests.support.kafka import missing_kafka
 

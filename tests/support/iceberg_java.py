@@ -84,7 +84,7 @@ def _column_figures(data: list[dict], columns: dict[str, tuple[int, str]]) -> di
 
         def total(leaf: str) -> int | None:
             values = [m.get(leaf) for m in metrics]
-            return None if not values or None in values else sum(values)
+            return None if None in values else sum(values)  # no file (an empty snapshot): no values, 0
 
         def bound(leaf: str, pick):
             values = [m.get(leaf) for m in metrics]
@@ -261,8 +261,9 @@ def differences(ours: dict[str, Any], java: dict[str, Any], ignore: set[str] = f
     for field_id, figures in java["columns"].items():
         name, column = mine.get(field_id, (figures["name"], None))
         if column is None:
-            # Only the columns of the snapshot's own schema are the package's; a later one has no metrics here.
-            if figures["value_count"] is not None:
+            # Only the columns of the snapshot's own schema are the package's; a later one has no metrics here (or
+            # no values at all: a snapshot without files).
+            if figures["value_count"]:
                 out.append(f"columns.{name}: missing, Iceberg Java {figures!r}")
             continue
         for key, expected in figures.items():
