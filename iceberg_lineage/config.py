@@ -43,6 +43,8 @@ DEFAULT_EVENTS_PATH = Path(".iceberg-lineage") / "events.jsonl"
 #: The largest event sent (``events.max_bytes``): common backends (Marquez, Kafka defaults) refuse bigger ones, so an
 #: event over it is trimmed in a declared order (:mod:`iceberg_lineage.lineage.budget`), never dropped.
 DEFAULT_EVENTS_MAX_BYTES = 1_000_000
+#: The longest line ``jobs`` decodes (``jobs.max_line_bytes``); a longer one is skipped as a bad line.
+DEFAULT_JOBS_MAX_LINE_BYTES = 16 * 1024 * 1024
 #: ``consumer.profile`` values (declared in :mod:`iceberg_lineage.lineage.profiles`).
 PROFILE_NAMES = ("generic", "marquez", "datahub", "openmetadata", "datazone", "dataplex", "atlan")
 
@@ -128,6 +130,7 @@ class Settings:
     alerts_webhook_timeout_s: float = DEFAULT_WEBHOOK_TIMEOUT_S
     alerts_webhook_retries: int = DEFAULT_WEBHOOK_RETRIES
     events_max_bytes: int = DEFAULT_EVENTS_MAX_BYTES
+    jobs_max_line_bytes: int = DEFAULT_JOBS_MAX_LINE_BYTES
     #: Input -> output links per event; a run with more is sent as several RUNNING events and one terminal event.
     #: ``None``: the profile's limit (none for most).
     events_max_links: int | None = None
@@ -178,6 +181,7 @@ KEYS: dict[str, str] = {
     "alerts.webhook_timeout_s": "alerts_webhook_timeout_s",
     "alerts.webhook_retries": "alerts_webhook_retries",
     "events.max_bytes": "events_max_bytes",
+    "jobs.max_line_bytes": "jobs_max_line_bytes",
     "events.max_links": "events_max_links",
     "events.start_events": "events_start_events",
     "consumer.profile": "consumer_profile",

@@ -22,7 +22,7 @@ from iceberg_lineage.jobs.model import BadLine, JobsReport, JobStats, LastFailur
 from iceberg_lineage.jobs.options import job_selector, parse_rate, parse_since
 from iceberg_lineage.jobs.sketch import DurationSketch
 from iceberg_lineage.jobs.text import STATES
-from iceberg_lineage.jobs.timeline import Timeline, moment
+from iceberg_lineage.jobs.timeline import EARLIEST_MS, Timeline, moment
 
 #: Distinct tables kept per job and direction (read, written); more sets ``tables_truncated``.
 MAX_TABLES = 100
@@ -34,6 +34,8 @@ MAX_MESSAGE = 2000
 RECENT_RUNS = 32768
 TERMINAL = {"COMPLETE": "completed", "FAIL": "failed", "ABORT": "aborted"}
 _EMPTY: Mapping[str, Any] = {}
+_MIN_MS = EARLIEST_MS
+_MAX_MS = round(dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.timezone.utc).timestamp() * 1000) + 999
 _Written = dict  # (namespace, name, version) -> (rowCount, size), either None when unknown
 
 
@@ -63,7 +65,10 @@ def event_ms(value: Any) -> int:
         raise BadEvent(f"eventTime {value[:40]!r} is not ISO 8601") from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=dt.timezone.utc)
-    return round(parsed.timestamp() * 1000)
+    ms = round(parsed.timestamp() * 1000)
+    if not _MIN_MS <= ms <= _MAX_MS:  # an offset can move a time at either end out of years 1..9999 in UTC
+        raise BadEvent(f"eventTime {value[:40]!r} is outside years 1 to 9999 in UTC")
+    return ms
 
 
 def _written(outputs: list) -> _Written | None:

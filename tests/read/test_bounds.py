@@ -81,9 +81,13 @@ def test_timestamps(micros):
 
 
 @FAST
-@given(st.integers(-(2**63), 2**63 - 1))
+@given(st.integers(-(2**63) + 1, 2**63 - 1) | st.sampled_from([-(2**63), -1, 0, 999, 1_000]))
 def test_nanosecond_timestamps_keep_every_nanosecond(nanos):
-    """numpy's datetime64[ns] is the independent reference: same instant, 9 fractional digits."""
+    """numpy's datetime64[ns] is the independent reference: same instant, 9 fractional digits (numpy spends the
+    least value on NaT, so it is checked by hand)."""
+    if nanos == -(2**63):
+        assert str(decode_bound("timestamp_ns", to_bytes(LongType(), nanos))) == "1677-09-21T00:12:43.145224192"
+        return
     raw = to_bytes(LongType(), nanos)
     reference = str(np.datetime64(nanos, "ns"))
     assert decode_bound("timestamp_ns", raw).isoformat() == reference
