@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from iceberg_lineage.cli import main
-from iceberg_lineage.jobs import JobsAggregator, read_jobs
-from tests.jobs.eventlog import run_event
+from iceberg_lineage.jobs import JobsAggregator, jobs_of_events, read_jobs
+from tests.jobs.eventlog import generated_log, run_event
 
 GOOD = json.dumps(run_event("COMPLETE", "r1", "j", 0))
 
@@ -124,3 +124,11 @@ def test_a_job_of_one_timed_run_costs_little_memory():
         tracemalloc.stop()
     assert held / 2000 < 2048, held / 2000
     assert [j.duration_p50_s for j in aggregator.report().jobs] == [pytest.approx(1.0, rel=0.01)] * 2000
+
+
+def test_the_json_written_a_job_at_a_time_is_the_report():
+    lines, _ = generated_log()
+    report = jobs_of_events(lines, max_failure_rate="5%")
+    assert "".join(report.json_chunks()) == json.dumps(report.to_json())
+    empty = jobs_of_events([])
+    assert json.loads("".join(empty.json_chunks())) == empty.to_json()
