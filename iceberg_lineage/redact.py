@@ -67,9 +67,9 @@ _TEXT_ASSIGN = re.compile(
 # A bearer token, with or without its header's name.
 _TEXT_BEARER = re.compile(r"(?P<head>\bBearer\s+)[A-Za-z0-9._~+/=-]{4,}", re.IGNORECASE)
 # Anything shaped like a token, whatever names it (a catalog quoting a session token as plain text in an error
-# body): a run of the base64 / base64url / JWT alphabet with a stretch between slashes of 20 or more characters
+# body): a run of the base64 / base64url / JWT alphabet (``=`` only as padding: ``name=value`` is no token) with a stretch between slashes of 20 or more characters
 # holding at least two upper-case letters, two lower-case letters and two digits (see :func:`_token_shaped`).
-_TEXT_TOKEN = re.compile(r"(?<![\w+/=.-])[\w+/=.-]{20,}")
+_TEXT_TOKEN = re.compile(r"(?<![\w+/=.-])[\w+/.-]{20,}={0,2}(?![\w+/=.-])")
 _AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
 
 

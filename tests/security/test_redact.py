@@ -185,3 +185,8 @@ def test_a_newline_in_a_path_does_not_forge_a_traceback_line():
     assert lines[0] == "Traceback (most recent call last):" and lines[1].startswith("  File ")
     assert lines[-1] == r"FileNotFoundError: no such file: /tmp/x\nTraceback (most recent call last):\nforged"
     assert sum(line.startswith("Traceback") for line in lines) == 1
+
+
+def test_query_parameters_that_name_no_secret_are_not_token_shaped():
+    text = "s3://b/x?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20260101T000000Z&X-Amz-Expires=3600"
+    assert redact_text(text, ()) == text
