@@ -24,6 +24,7 @@ import logging
 import os
 import re
 import threading
+import traceback
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, unquote
@@ -65,6 +66,11 @@ _TEXT_ASSIGN = re.compile(
 )
 # A bearer token, with or without its header's name.
 _TEXT_BEARER = re.compile(r"(?P<head>\bBearer\s+)[A-Za-z0-9._~+/=-]{4,}", re.IGNORECASE)
+# Anything shaped like a token, whatever names it (a catalog quoting a session token as plain text in an error
+# body): a run of the base64 / base64url / JWT alphabet (``=`` only as padding: ``name=value`` is no token) with a stretch between slashes of 20 or more characters
+# holding at least two upper-case letters, two lower-case letters and two digits (see :func:`_token_shaped`).
+_TEXT_TOKEN = re.compile(r"(?<![\w+/=.-])[\w+/.-]{20,}={0,2}(?![\w+/=.-])")
+_AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
 
 
 def is_secret_key(key: str) -> bool:
@@ -165,14 +171,30 @@ def redact_text(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every known secret replaced by ``***`` (longest first, so a secret containing another goes
     whole); and, known or not, the password of any ``scheme://user:password@``, the value of any secret-named
     query parameter (``?token=...``) or property assignment (``s3.secret-access-key=...``, ``"token": "..."``) and
-    any bearer token in it masked too: libraries quote URLs, and catalog servers their configuration, in errors."""
+    any bearer token or token-shaped string (see ``_TEXT_TOKEN``) in it masked too: libraries quote URLs, and
+    catalog servers their configuration and tokens, in errors."""
     for secret in sorted((s for s in secrets if len(s) >= MIN_SECRET_LENGTH), key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, MASK)
     text = _TEXT_USERINFO.sub(lambda m: m.group("head") + MASK + "@", text)
     text = _TEXT_PARAM.sub(lambda m: m.group("head") + MASK if _secret_param(m.group("name")) else m.group(0), text)
     text = _TEXT_ASSIGN.sub(_masked_assignment, text)
-    return _TEXT_BEARER.sub(lambda m: m.group("head") + MASK, text)
+    text = _TEXT_BEARER.sub(lambda m: m.group("head") + MASK, text)
+    text = _TEXT_TOKEN.sub(lambda m: MASK if _token_shaped(m.group(0)) else m.group(0), text)
+    return _AWS_KEY_ID.sub(MASK, text)
+
+
+def _token_shaped(run: str) -> bool:
+    """Random text, not a name: UUIDs, hex hashes, snapshot ids and generated file names (lower-case), path
+    segments and CamelCase identifiers (one digit or none) do not qualify."""
+    for part in run.split("/"):
+        if len(part) >= 20:
+            upper = sum(c.isupper() for c in part)
+            lower = sum(c.islower() for c in part)
+            digits = sum(c.isdigit() for c in part)
+            if upper >= 2 and lower >= 2 and digits >= 2:
+                return True
+    return False
 
 
 def _masked_assignment(match: re.Match[str]) -> str:
@@ -274,6 +296,18 @@ def protect_environment(env: Mapping[str, str] | None = None) -> SecretFilter:
     it first, so even an error raised before any catalog or client exists (and its ``--debug`` traceback) is clean."""
     env = os.environ if env is None else env
     return protect({name.lower(): value for name, value in env.items() if name.startswith(SECRET_ENV_PREFIXES)})
+
+
+def scrubbed_traceback(exc: BaseException) -> str:
+    """The traceback of ``exc`` for ``--debug``: scrubbed, with control characters shown, and one exception message
+    one line (a newline in a path it quotes cannot forge a traceback line); frames keep their two lines."""
+    chunks = traceback.TracebackException.from_exception(exc).format()
+    return "".join(printable_lines(c) if c.startswith(_TRACE_STRUCTURE) else printable(c.rstrip("\n")) + "\n"
+                   for c in map(scrub, chunks))
+
+
+#: Traceback chunks that are structure (headers, frames, "During handling ..."), not an exception's message.
+_TRACE_STRUCTURE = ("  File ", "Traceback (most recent call last)", "\n")
 
 
 def scrub(text: str) -> str:

@@ -6,14 +6,13 @@ Exit codes: 0 everything asked for was done; 1 some or all tables could not be r
 from __future__ import annotations
 
 import sys
-import traceback
 from typing import Any, Callable, Iterable
 
 import click
 
 from iceberg_lineage.errors import ConfigError, IcebergLineageError
-from iceberg_lineage.printable import printable, printable_lines
-from iceberg_lineage.redact import scrub
+from iceberg_lineage.printable import printable
+from iceberg_lineage.redact import scrub, scrubbed_traceback
 
 EXIT_OK, EXIT_TABLE_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -22,8 +21,7 @@ def fail(exc: BaseException, debug: bool, code: int = EXIT_TABLE_FAILED) -> None
     """Print one line on stderr (a traceback before it only with --debug) and exit. Both go through the secret
     redaction and show control characters: exception messages quote URLs, catalog bodies and names from metadata."""
     if debug:
-        trace = "".join(traceback.format_exception(exc))
-        click.echo(printable_lines(scrub(trace)).rstrip("\n"), err=True)
+        click.echo(scrubbed_traceback(exc).rstrip("\n"), err=True)
     message = exc.one_line() if isinstance(exc, IcebergLineageError) else f"{type(exc).__name__}: {exc}"
     click.echo(f"iceberg-lineage: error: {printable(scrub(message))}", err=True)
     sys.exit(code)

@@ -6,7 +6,6 @@ ones is named on stderr (file:line and why), then their count.
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
@@ -58,7 +57,9 @@ def jobs_command(events, since, job_globs, max_failure_rate, fmt, debug) -> None
         if report.bad_lines:
             click.echo(f"iceberg-lineage: jobs: {report.bad_lines} bad line(s) skipped", err=True)
         if (fmt or default_format()) == "json":
-            click.echo(json.dumps(report.to_json()))
+            for chunk in report.json_chunks():
+                click.echo(chunk, nl=False)
+            click.echo()
         else:
             print_report(report)
         return EXIT_TABLE_FAILED if report.flagged else EXIT_OK

@@ -130,6 +130,13 @@ class ScanSection(Section):
 
 
 @dataclass(frozen=True)
+class JobsSection(Section):
+    max_line_bytes: int = setting(
+        16 * 1024 * 1024, "The longest event-log line `jobs` decodes; a longer one is skipped as a bad line.",
+        check=AT_LEAST_ONE)
+
+
+@dataclass(frozen=True)
 class DeliverySection(Section):
     breaker_cooldown_s: float = setting(
         30.0, "After a transport failure, events are spooled unsent for this long; then one is sent as a probe. 0: "
@@ -243,6 +250,7 @@ class Settings(Section):
     alerts: AlertsSection = section(AlertsSection, "Schema alerts.")
     events: EventsSection = section(EventsSection, "The events' shape and size.")
     consumer: ConsumerSection = section(ConsumerSection, "The consumer the events are shaped for.")
+    jobs: JobsSection = section(JobsSection, "Reading event logs (`iceberg-lineage jobs`).")
     checks: Any = setting((), "The rules per table glob (see \"check\"); `ICEBERG_LINEAGE__CHECKS` takes the list as "
                           "YAML.", compare=False)
 

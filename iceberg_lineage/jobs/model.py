@@ -6,8 +6,9 @@ without a finished run has no failure rate. The JSON form (``to_json``) is the C
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from iceberg_lineage.jobs.html import report_html
 from iceberg_lineage.jobs.plots import runs_plot
@@ -30,7 +31,7 @@ class LastFailure:
         return {"time": iso(self.time), "state": self.state, "run_id": self.run_id, "message": self.message}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JobStats:
     """One job's runs (by their terminal event), failure rate, durations and what it read and wrote."""
 
@@ -131,15 +132,25 @@ class JobsReport:
     def flagged(self) -> tuple[JobStats, ...]:
         return tuple(job for job in self.jobs if job.flagged)
 
-    def to_json(self) -> dict[str, Any]:
+    def _head(self) -> dict[str, Any]:
         return {
             "sources": list(self.sources), "since": iso(self.since), "max_failure_rate": self.max_failure_rate,
             "events": self.events, "ignored": self.ignored, "duplicates": self.duplicates,
             "bad_lines": self.bad_lines, "bad_line_samples": [b.to_json() for b in self.bad_line_samples],
             "flagged": [job.label for job in self.flagged],
-            "jobs": [job.to_json() for job in self.jobs],
-            "timeline": [b.to_json() for b in self.timeline],
         }
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self._head(), "jobs": [job.to_json() for job in self.jobs],
+                "timeline": [b.to_json() for b in self.timeline]}
+
+    def json_chunks(self) -> Iterator[str]:
+        """The text of ``json.dumps(self.to_json())``, a job at a time: 100,000 jobs as one dict, then as one
+        string, more than doubled the command's peak memory."""
+        yield json.dumps(self._head())[:-1] + ', "jobs": ['
+        for i, job in enumerate(self.jobs):
+            yield (", " if i else "") + json.dumps(job.to_json())
+        yield '], "timeline": ' + json.dumps([b.to_json() for b in self.timeline]) + "}"
 
     def _repr_html_(self) -> str:
         return report_html(self)

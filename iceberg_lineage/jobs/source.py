@@ -2,18 +2,24 @@
 line into :class:`~iceberg_lineage.jobs.aggregate.JobsAggregator`. The file transport of openlineage-python (ours,
 and OpenLineage Spark's) writes one event per line; so does the embedded default,
 ``./.iceberg-lineage/events.jsonl``, which is read when no file is named.
+
+A line longer than ``jobs.max_line_bytes`` is skipped as a bad line without being held whole (a gzip inflating to
+one huge line included), and only regular files are read (or ``-``, the standard input): a device never ends and a
+FIFO without a writer blocks at open.
 """
 from __future__ import annotations
 
 import datetime as dt
 import gzip
+import os
+import stat
 import sys
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator, Sequence
 
-from iceberg_lineage.config import DEFAULT_EVENTS_PATH
+from iceberg_lineage.config import DEFAULT_EVENTS_PATH, load_settings
 from iceberg_lineage.errors import ConfigError
 from iceberg_lineage.jobs.aggregate import JobsAggregator
 from iceberg_lineage.jobs.model import JobsReport
@@ -22,6 +28,8 @@ from iceberg_lineage.jobs.options import parse_rate, parse_since
 _GZIP_MAGIC = b"\x1f\x8b"
 #: The standard input, as a file name.
 STDIN = "-"
+#: Bytes read at a time while skipping the rest of a line over the cap.
+_SKIP_CHUNK = 1 << 20
 
 
 @contextmanager
@@ -33,9 +41,16 @@ def open_events(path: str | Path) -> Iterator[IO[bytes]]:
         where = Path(path)
         if where.is_dir():
             raise ConfigError("a directory, not an events file", file=str(path))
-        if not where.exists():
+        try:
+            mode = os.stat(where).st_mode
+        except FileNotFoundError:
             hint = " (no events were written here yet; give --events FILE)" if where == DEFAULT_EVENTS_PATH else ""
-            raise ConfigError(f"no events file{hint}", file=str(path))
+            raise ConfigError(f"no events file{hint}", file=str(path)) from None
+        except OSError as exc:
+            raise ConfigError(f"cannot read the events file ({exc.strerror})", file=str(path)) from None
+        if not stat.S_ISREG(mode):
+            raise ConfigError("not a regular file (a device or a FIFO); give '-' to read standard input",
+                              file=str(path))
         raw = open(where, "rb")  # noqa: SIM115 - closed below
     try:
         yield gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == _GZIP_MAGIC else raw  # type: ignore[attr-defined]
@@ -44,28 +59,52 @@ def open_events(path: str | Path) -> Iterator[IO[bytes]]:
             raw.close()
 
 
-def fold_file(aggregator: JobsAggregator, path: str | Path) -> None:
-    """Every line of one file into ``aggregator``; a broken gzip stream ends that file as one bad line."""
+def capped_lines(stream: IO[bytes], max_bytes: int) -> Iterator[bytes | None]:
+    """The lines of ``stream``, each at most ``max_bytes`` long (its newline aside); ``None`` for a longer one, whose
+    rest is read and dropped a chunk at a time."""
+    while True:
+        line = stream.readline(max_bytes + 1)
+        if not line:
+            return
+        if len(line) <= max_bytes or line.endswith(b"\n") and len(line) == max_bytes + 1:
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):
+            line = stream.readline(_SKIP_CHUNK)
+        yield None
+
+
+def fold_file(aggregator: JobsAggregator, path: str | Path, max_line_bytes: int) -> None:
+    """Every line of one file into ``aggregator``; a line over ``max_line_bytes`` is a bad line, and a broken gzip
+    stream ends that file as one bad line."""
     source = str(path)
-    with open_events(path) as lines:
+    with open_events(path) as stream:
         n = 0
         try:
-            for n, line in enumerate(lines, 1):
-                aggregator.add_line(source, n, line)
+            for n, line in enumerate(capped_lines(stream, max_line_bytes), 1):
+                if line is None:
+                    aggregator.bad(source, n, f"longer than jobs.max_line_bytes ({max_line_bytes:,} bytes)")
+                else:
+                    aggregator.add_line(source, n, line)
         except (OSError, EOFError, zlib.error) as exc:
             aggregator.bad(source, n + 1, f"unreadable from here on ({type(exc).__name__}: {exc})")
 
 
 def read_jobs(events: str | Path | Sequence[str | Path] | None = None, *, since: str | dt.datetime | None = None,
-              job: str | Sequence[str] = (), max_failure_rate: str | float | None = None) -> JobsReport:
+              job: str | Sequence[str] = (), max_failure_rate: str | float | None = None,
+              max_line_bytes: int | None = None) -> JobsReport:
     """The jobs report of event files (default: ``./.iceberg-lineage/events.jsonl``); ``since`` is ``7d``, ``12h``,
-    ... or a time, ``job`` globs on job names, ``max_failure_rate`` ``5%`` or ``0.05`` flags the jobs above it."""
+    ... or a time, ``job`` globs on job names, ``max_failure_rate`` ``5%`` or ``0.05`` flags the jobs above it,
+    ``max_line_bytes`` overrides the ``jobs.max_line_bytes`` setting."""
     paths = [events] if isinstance(events, (str, Path)) else list(events or [DEFAULT_EVENTS_PATH])
     rate = parse_rate(max_failure_rate)
+    limit = max_line_bytes if max_line_bytes is not None else load_settings().jobs.max_line_bytes
+    if limit < 1:
+        raise ConfigError("jobs.max_line_bytes must be positive")
     aggregator = JobsAggregator(since=parse_since(since), jobs=(job,) if isinstance(job, str) else job)
     for path in paths:
-        fold_file(aggregator, path)
+        fold_file(aggregator, path, limit)
     return aggregator.report(sources=[str(p) for p in paths], max_failure_rate=rate)
 
 
-__all__ = ["STDIN", "fold_file", "open_events", "read_jobs"]
+__all__ = ["STDIN", "capped_lines", "fold_file", "open_events", "read_jobs"]

@@ -12,6 +12,10 @@ MAX_BINS = 200
 BIN_WIDTHS_S = (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 7 * 86400, 28 * 86400)
 
 
+#: The earliest instant a datetime holds, in milliseconds since the epoch.
+EARLIEST_MS = round(dt.datetime.min.replace(tzinfo=dt.timezone.utc).timestamp() * 1000)
+
+
 def moment(ms: int) -> dt.datetime:
     """Milliseconds since the epoch as an aware UTC datetime."""
     return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc)
@@ -51,7 +55,8 @@ class Timeline:
         self.bins = merged
 
     def frozen(self) -> tuple[TimeBin, ...]:
-        return tuple(TimeBin(moment(key * self.width_ms), self.width_ms / 1000, *counts)
+        # a bin's start is floored: the first bin of events in year 1 would start before it
+        return tuple(TimeBin(moment(max(key * self.width_ms, EARLIEST_MS)), self.width_ms / 1000, *counts)
                      for key, counts in sorted(self.bins.items()))
 
 

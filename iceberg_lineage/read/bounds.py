@@ -12,6 +12,7 @@ import functools
 import re
 import struct
 import uuid
+from dataclasses import dataclass
 from typing import Any, Callable
 
 Decoder = Callable[[bytes], Any]
@@ -75,19 +76,59 @@ def _time(b: bytes) -> dt.time:
     return dt.time(h, m, s, us)
 
 
-def _timestamp_decoder(epoch: dt.datetime, per_second: int) -> Decoder:
-    divisor = per_second // 1_000_000
-
+def _timestamp_decoder(epoch: dt.datetime) -> Decoder:
     def decode(b: bytes) -> dt.datetime:
         if len(b) == 4:  # promoted from date: days
             return epoch + dt.timedelta(days=_INT(b)[0])
         if len(b) != 8:
             raise BoundDecodeError(f"timestamp bound of {len(b)} bytes")
         try:
-            return epoch + dt.timedelta(microseconds=_LONG(b)[0] // divisor)
+            return epoch + dt.timedelta(microseconds=_LONG(b)[0])
         except OverflowError:
             raise BoundDecodeError("timestamp bound out of range") from None
 
+    return decode
+
+
+@dataclass(frozen=True, order=True)
+class NanoTimestamp:
+    """A ``timestamp_ns`` / ``timestamptz_ns`` bound in whole nanoseconds since the epoch: ``datetime`` holds
+    microseconds only, and a maximum cut to them is below the real maximum, so no longer an upper bound."""
+
+    nanos: int
+    utc: bool = False
+
+    def isoformat(self) -> str:
+        """ISO-8601 with all 9 fractional digits (``+00:00`` for ``timestamptz_ns``)."""
+        seconds, fraction = divmod(self.nanos, 1_000_000_000)
+        whole = (_EPOCH + dt.timedelta(seconds=seconds)).isoformat()
+        return f"{whole}.{fraction:09d}{'+00:00' if self.utc else ''}"
+
+    __str__ = isoformat
+
+
+_NANOS_PER_DAY = 86_400 * 1_000_000_000
+
+
+def _nanos(b: bytes) -> int:
+    """Nanoseconds since the epoch of a raw ``timestamp_ns`` bound (4 bytes: promoted from date, in days)."""
+    if len(b) == 8:
+        return _LONG(b)[0]
+    if len(b) == 4:
+        return _INT(b)[0] * _NANOS_PER_DAY
+    raise BoundDecodeError(f"timestamp bound of {len(b)} bytes")
+
+
+def _nano_timestamp_decoder(utc: bool) -> Decoder:
+    def decode(b: bytes) -> NanoTimestamp:
+        value = NanoTimestamp(_nanos(b), utc)
+        try:
+            value.isoformat()  # a date promoted to nanoseconds may lie outside years 1..9999
+        except OverflowError:
+            raise BoundDecodeError("timestamp bound out of range") from None
+        return value
+
+    decode.sort_key, decode.lengths = _nanos, {4, 8}  # type: ignore[attr-defined]
     return decode
 
 
@@ -131,10 +172,10 @@ _DECODERS: dict[str, Decoder] = {
     "double": _double,
     "date": _date,
     "time": _time,
-    "timestamp": _timestamp_decoder(_EPOCH, 1_000_000),
-    "timestamptz": _timestamp_decoder(_EPOCH_TZ, 1_000_000),
-    "timestamp_ns": _timestamp_decoder(_EPOCH, 1_000_000_000),
-    "timestamptz_ns": _timestamp_decoder(_EPOCH_TZ, 1_000_000_000),
+    "timestamp": _timestamp_decoder(_EPOCH),
+    "timestamptz": _timestamp_decoder(_EPOCH_TZ),
+    "timestamp_ns": _nano_timestamp_decoder(utc=False),
+    "timestamptz_ns": _nano_timestamp_decoder(utc=True),
     "string": _string,
     "uuid": _uuid,
     "binary": _binary,
@@ -160,7 +201,7 @@ for _decoder, _key, _lengths in (
     (_binary, None, None),
 ):
     _decoder.sort_key, _decoder.lengths = _key, _lengths  # type: ignore[attr-defined]
-for _name in ("timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"):
+for _name in ("timestamp", "timestamptz"):
     _DECODERS[_name].sort_key, _DECODERS[_name].lengths = _DECODERS[_name], {4, 8}  # type: ignore[attr-defined]
 
 

@@ -3,9 +3,11 @@
 The write mode is not stored per data file. But every metadata file listed in ``metadata-log`` records the table's
 properties at that version, and the first version that lists a snapshot (with the version before it, which the
 writer may have read its properties from) tells the modes that could have applied to the files that snapshot added.
-Where the versions are gone (a missing or unreadable file, a log cut by ``write.metadata.previous-versions-max``),
-any mode could have applied. Old metadata files are read only when a bound's flag needs them, each once, at most
-:data:`MAX_VERSIONS` of them.
+The log "reaches" a snapshot only when it holds the version written just before the one that added it; otherwise
+(a missing or unreadable file, a log cut by ``write.metadata.previous-versions-max``, stripped or with a hole) any
+mode could have applied. An empty log proves the modes of a table's first version only: one parentless snapshot
+whose ``timestamp-ms`` equals the file's ``last-updated-ms``, as a create-and-append commit writes it. Old metadata
+files are read only when a bound's flag needs them, each once, at most :data:`MAX_VERSIONS` of them.
 """
 from __future__ import annotations
 
@@ -25,6 +27,9 @@ COLUMN_KEY = "write.metadata.metrics.column."
 MAX_VERSIONS = 100
 
 _TRUNCATE_RE = re.compile(r"truncate\((\d+)\)")
+#: The version number in a metadata file's name: ``00003-<uuid>.metadata.json`` (catalogs), ``v3.metadata.json``
+#: (Hadoop tables), either optionally gzip-compressed.
+_NUMBERED_RE = re.compile(r"v?(\d+)(?:-[^/]*)?\.(?:gz\.)?metadata\.json(?:\.gz)?")
 
 _NONE: frozenset[int] = frozenset()
 
@@ -57,6 +62,11 @@ class Version:
     properties: Mapping[str, str]
     names: Mapping[int, str]
     snapshot_ids: frozenset[int]
+    #: The file name of the version before this one, by this version's own ``metadata-log`` (``None``: empty log).
+    previous: str | None = None
+    #: The snapshot this version shows as the table's first commit (empty log, one parentless snapshot as old as
+    #: the file), else ``None``.
+    first_snapshot: int | None = None
 
 
 def _names(schema_fields: Iterable[Mapping[str, Any]], prefix: str = "") -> Iterable[tuple[int, str]]:
@@ -80,10 +90,38 @@ def version_of(raw: Any) -> Version | None:
         else:
             current = raw["schema"]
         names = dict(_names(current.get("fields") or ()))
-        sids = frozenset(int(s["snapshot-id"]) for s in raw.get("snapshots") or ())
+        snapshots = raw.get("snapshots") or ()
+        sids = frozenset(int(s["snapshot-id"]) for s in snapshots)
+        log = raw.get("metadata-log") or ()
+        previous = _file_name(str(log[-1]["metadata-file"])) if log else None
+        first = None
+        if not log and len(snapshots) == 1:
+            only = snapshots[0]
+            if only.get("parent-snapshot-id") is None and only.get("timestamp-ms") == raw.get("last-updated-ms"):
+                first = int(only["snapshot-id"])
     except (AttributeError, KeyError, TypeError, ValueError, StopIteration, RecursionError):
         return None
-    return Version(props, names, sids)
+    return Version(props, names, sids, previous, first)
+
+
+def _file_name(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _follows(name: str, before: str, previous: str | None) -> bool:
+    """Whether the metadata file ``name`` was written just after ``before`` (both file names): by their version
+    numbers where both names carry one, else by the predecessor ``name``'s own log records (``previous``)."""
+    this, that = _NUMBERED_RE.fullmatch(name), _NUMBERED_RE.fullmatch(before)
+    if this and that:
+        return int(this.group(1)) == int(that.group(1)) + 1
+    return previous == before
+
+
+def _numbered_first(name: str) -> bool:
+    """Whether a metadata file name can be a table's first version: catalogs number it 0, Hadoop tables ``v1``; an
+    unnumbered name cannot tell."""
+    found = _NUMBERED_RE.fullmatch(name)
+    return found is None or int(found.group(1)) == (1 if name.startswith("v") else 0)
 
 
 class ModeHistory:
@@ -96,8 +134,8 @@ class ModeHistory:
         self._md = md
         self._read_raw = read_raw
         self._paths = [path for path, _ in md.metadata_log[-MAX_VERSIONS:]]
+        self._names = [_file_name(p) for p in self._paths] + [_file_name(md.metadata_location or "")]
         self._read: dict[int, Version | None] = {}
-        self._complete: bool | None = None if self._paths else True
         self._memo: dict[tuple[int | None, int], frozenset[int] | None] = {}
         self._by_time = {s.snapshot_id: s.timestamp_ms for s in md.snapshots}
 
@@ -114,10 +152,6 @@ class ModeHistory:
             except IcebergLineageError:
                 raw = None
             self._read[i] = version_of(raw)
-            if i == 0:
-                # the oldest version read is the table's first only when its own log is empty
-                log = self._md.metadata_log
-                self._complete = len(log) <= MAX_VERSIONS and isinstance(raw, Mapping) and not raw.get("metadata-log")
         return self._read[i]
 
     def lengths(self, snapshot_id: int | None, field_id: int, name: str) -> frozenset[int] | None:
@@ -148,7 +182,7 @@ class ModeHistory:
 
     def _lengths(self, snapshot_id: int | None, field_id: int, name: str) -> frozenset[int] | None:
         k = self._first_listing(snapshot_id)
-        if k is None or (k == 0 and not self._complete):
+        if k is None or not self._reaches(k, snapshot_id):
             return None
         out: set[int] = set()
         for i in range(max(k - 1, 0), k + 1):
@@ -158,6 +192,16 @@ class ModeHistory:
                 return None
             out |= found
         return frozenset(out)
+
+    def _reaches(self, k: int, snapshot_id: int | None) -> bool:
+        """Whether the versions hold the one written just before version ``k``, the first to list the snapshot (or
+        version ``k`` is the table's first commit, which added it)."""
+        added_by = self._version(k)
+        if added_by is None:
+            return False
+        if k == 0:  # a created-then-appended table with its log stripped differs only by its file's number
+            return snapshot_id is not None and added_by.first_snapshot == snapshot_id and _numbered_first(self._names[0])
+        return _follows(self._names[k], self._names[k - 1], added_by.previous)
 
     def union(self, snapshot_ids: Iterable[int | None], field_id: int, name: str) -> frozenset[int] | None:
         """The lengths that could have applied to any of these snapshots' files. The oldest snapshot is asked first:

@@ -201,9 +201,13 @@ def snapshot_stats(
         ctx = dataclasses.replace(ctx, small_file_threshold=small_file_threshold or ctx.small_file_threshold,
                                   partition_records=partition_records)
     return _snapshot_stats(
-        table, snapshot, md.refs_by_snapshot(), depth, columns, ctx,
+        table, snapshot, md.refs_of([snapshot.snapshot_id]), depth, columns, ctx,
         cache or ManifestCache(), _executor_or_default(executor, table), mode_history(table),
     )
+
+
+#: Up to this many snapshots asked for, their refs are found alone (see ``MetadataFile.refs_of``).
+FEW_SNAPSHOTS = 64
 
 
 def table_history(
@@ -228,7 +232,8 @@ def table_history(
     snapshots = [s for s in md.snapshots_in_commit_order() if wanted is None or s.snapshot_id in wanted]
     cache = cache or ManifestCache()
     ctx = partial_context(md, columns)
-    refs = md.refs_by_snapshot()
+    # a few snapshots: their refs alone (linear in refs plus snapshots); every snapshot: the shared sets of all
+    refs = md.refs_of(wanted) if wanted is not None and len(wanted) <= FEW_SNAPSHOTS else md.refs_by_snapshot()
     pool = _executor_or_default(executor, table)
     if depth == "entries":
         _prefetch(table, snapshots, ctx, cache, pool)

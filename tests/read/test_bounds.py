@@ -6,6 +6,7 @@ import datetime as dt
 import decimal
 import uuid
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from pyiceberg.conversions import to_bytes
@@ -77,7 +78,32 @@ def test_timestamps(micros):
     assert decode_bound("timestamp", to_bytes(TimestampType(), micros)) == EPOCH + dt.timedelta(microseconds=micros)
     aware = decode_bound("timestamptz", to_bytes(TimestamptzType(), micros))
     assert aware == EPOCH.replace(tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=micros)
-    assert decode_bound("timestamp_ns", to_bytes(LongType(), micros * 1000)) == EPOCH + dt.timedelta(microseconds=micros)
+
+
+@FAST
+@given(st.integers(-(2**63) + 1, 2**63 - 1) | st.sampled_from([-(2**63), -1, 0, 999, 1_000]))
+def test_nanosecond_timestamps_keep_every_nanosecond(nanos):
+    """numpy's datetime64[ns] is the independent reference: same instant, 9 fractional digits (numpy spends the
+    least value on NaT, so it is checked by hand)."""
+    if nanos == -(2**63):
+        assert str(decode_bound("timestamp_ns", to_bytes(LongType(), nanos))) == "1677-09-21T00:12:43.145224192"
+        return
+    raw = to_bytes(LongType(), nanos)
+    reference = str(np.datetime64(nanos, "ns"))
+    assert decode_bound("timestamp_ns", raw).isoformat() == reference
+    assert str(decode_bound("timestamptz_ns", raw)) == reference + "+00:00"
+
+
+def test_a_nanosecond_maximum_is_not_cut_below_the_value():
+    assert str(decode_bound("timestamp_ns", to_bytes(LongType(), 750_007_433))) == "1970-01-01T00:00:00.750007433"
+    before_epoch = decode_bound("timestamp_ns", to_bytes(LongType(), -1))
+    assert before_epoch.isoformat() == "1969-12-31T23:59:59.999999999"
+
+
+def test_nanosecond_timestamp_promoted_from_date():
+    assert str(decode_bound("timestamp_ns", to_bytes(DateType(), 1))) == "1970-01-02T00:00:00.000000000"
+    with pytest.raises(BoundDecodeError):
+        decode_bound("timestamp_ns", to_bytes(DateType(), 2**31 - 1))  # past year 9999
 
 
 @FAST

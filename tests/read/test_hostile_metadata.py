@@ -440,3 +440,54 @@ def test_refs_of_a_parent_cycle_still_cover_the_cycle():
         sid: tuple(sorted({"feature-00000", "feature-00001", "main"} | ({"first"} if sid == 1 else set())))
         for sid in range(1, 6)
     }
+
+
+def _spread(snapshots: int, branches: int) -> dict:
+    """The audit's shape: ``branches`` branches spread along one chain (each tip a new set of names below it)."""
+    doc = _long_chain(snapshots, 0)
+    doc["refs"] |= {f"b{b:05d}": {"snapshot-id": 1 + b * snapshots // branches, "type": "branch"}
+                    for b in range(branches)}
+    return doc
+
+
+def _brute_refs(doc: dict, wanted: set[int]) -> dict[int, tuple[str, ...]]:
+    """The independent answer: each branch's history walked whole, a tag at its own snapshot."""
+    parent = {s["snapshot-id"]: s.get("parent-snapshot-id") for s in doc["snapshots"]}
+    found: dict[int, set[str]] = {}
+    for name, ref in doc["refs"].items():
+        sid, seen = ref["snapshot-id"], set()
+        while sid in parent and sid not in seen:
+            seen.add(sid)
+            if sid in wanted:
+                found.setdefault(sid, set()).add(name)
+            if ref["type"] != "branch":
+                break
+            sid = parent[sid]
+    return {sid: tuple(sorted(names)) for sid, names in found.items()}
+
+
+def test_refs_of_a_few_snapshots_stay_linear_with_ten_thousand_branches_spread_along_a_chain():
+    """refs_by_snapshot builds one set per branch tip, 50 million names here; the walk for the current snapshot,
+    the oldest and one between holds none of them."""
+    doc = _spread(20_000, 10_000)
+    md = parse_metadata(doc, "/t/metadata/v1.metadata.json")
+    wanted = {20_000, 1, 10_001}
+    tracemalloc.start()
+    try:
+        refs = md.refs_of(wanted)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert refs == _brute_refs(doc, wanted)
+    assert len(refs[1]) == 10_002 and refs[20_000] == ("main",) and len(refs[10_001]) == 1 + 5_000
+    assert peak < 16 << 20, peak
+
+
+@pytest.mark.parametrize("wanted", [{1}, {3}, {5}, {1, 2, 3, 4, 5}, {2, 4}])
+def test_refs_of_agree_with_refs_by_snapshot_on_a_parent_cycle(wanted):
+    doc = _long_chain(5, 2)
+    doc["snapshots"][0]["parent-snapshot-id"] = 5
+    doc["refs"]["side"] = {"snapshot-id": 3, "type": "branch"}
+    md = parse_metadata(doc, "/t/metadata/v1.metadata.json")
+    every = md.refs_by_snapshot()
+    assert md.refs_of(wanted) == {sid: every[sid] for sid in wanted if sid in every}

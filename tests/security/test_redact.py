@@ -143,3 +143,50 @@ def test_catalog_facet_properties_keep_only_the_allow_list():
     assert redact.catalog_facet_properties(props) == {
         "dynamodb.region": "us-east-1", "s3.region": "eu-west-1", "type": "rest", "warehouse": "s3://bucket/wh"}
     assert not [k for k in redact.CATALOG_FACET_KEYS if is_secret_key(k)]
+
+
+SESSION_TOKEN = "IQoJb3JpZ2luX2VjEHYaCXVzLWVhc3QtMSJHMEUCIQD6mK+7/Q9Zr2w1bG9nc0FLSUFFWEFNUExFz3k="
+
+
+JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzcGFyazEyMyJ9.c2lnbmF0dXJlX2J5dGVzXzEyMzQ1Ng"
+
+
+@pytest.mark.parametrize("body, secret", [
+    (f'{{"error": {{"message": "Session {SESSION_TOKEN} has expired", "code": 401}}}}', SESSION_TOKEN),
+    (f"Forbidden: the request carried {SESSION_TOKEN} today", SESSION_TOKEN),
+    (f"denied for {JWT}", JWT),
+    ("key AKIAIOSFODNN7EXAMPLE is not authorised", "AKIAIOSFODNN7EXAMPLE"),
+])
+def test_a_token_quoted_as_plain_text_is_masked_whatever_names_it(body, secret):
+    assert redact_text(body, ()) == body.replace(secret, "***")
+
+
+@pytest.mark.parametrize("text", [
+    "file:///tmp/wh/db/MyTable2024/data/00000-0-45acdc8e-a3b7-4a9d-bd75-8ea0f813ab7b.parquet",
+    "snapshot 7279717947369529740 of table 45acdc8e-a3b7-4a9d-bd75-8ea0f813ab7b",
+    "https://openlineage.io/spec/facets/1-0-1/OutputStatisticsOutputDatasetFacet.json",
+    "metadata 00003-8f1e0a62-7c55-4a3e-9d0d-3c9b2f6a1e77.metadata.json, IcebergTableStatisticsDatasetFacet",
+    "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+])
+def test_names_ids_and_paths_are_not_token_shaped(text):
+    assert redact_text(text, ()) == text
+
+
+def test_a_newline_in_a_path_does_not_forge_a_traceback_line():
+    from iceberg_lineage.redact import scrubbed_traceback
+
+    try:
+        try:
+            raise KeyError("first")
+        except KeyError:
+            raise FileNotFoundError("no such file: /tmp/x\nTraceback (most recent call last):\nforged") from None
+    except FileNotFoundError as exc:
+        lines = scrubbed_traceback(exc).splitlines()
+    assert lines[0] == "Traceback (most recent call last):" and lines[1].startswith("  File ")
+    assert lines[-1] == r"FileNotFoundError: no such file: /tmp/x\nTraceback (most recent call last):\nforged"
+    assert sum(line.startswith("Traceback") for line in lines) == 1
+
+
+def test_query_parameters_that_name_no_secret_are_not_token_shaped():
+    text = "s3://b/x?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20260101T000000Z&X-Amz-Expires=3600"
+    assert redact_text(text, ()) == text

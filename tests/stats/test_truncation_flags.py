@@ -239,3 +239,87 @@ def test_a_recent_snapshot_is_found_from_the_newest_version():
     assert read == ["/t/metadata/v0.metadata.json", "/t/metadata/v29.metadata.json"]
     assert history.lengths(1, 1, "s") == frozenset({16})  # first listed by v25: v24 and v25
     assert read[2:] == [f"/t/metadata/v{i}.metadata.json" for i in (28, 27, 26, 25, 24)]
+
+
+# -- the rule without a (whole) metadata log: README, "Truncated bounds" --------------------------------------------
+REAL = ["abcdefgh", "abcdxyz"]
+
+
+def _metadata_path(table) -> str:
+    return urlparse(table.metadata_location).path
+
+
+def _keep_log(table, keep) -> str:
+    """Rewrites the current metadata file with only the log entries ``keep`` selects (as BigQuery and Redpanda
+    writers leave it, or with a hole); returns its path."""
+    import json
+
+    path = _metadata_path(table)
+    doc = json.loads(open(path).read())
+    doc["metadata-log"] = [e for i, e in enumerate(doc.get("metadata-log", [])) if keep(i)]
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def _real_bounds_hold(col) -> None:
+    """The real values, against the printed bounds: a bound the flags call exact is a real extreme."""
+    assert col.min <= min(REAL) and max(REAL) <= col.max
+    assert (col.min == min(REAL)) or col.lower_truncated
+    assert (col.max == max(REAL)) or col.upper_truncated
+
+
+def test_stripped_log_after_a_switch_to_full_means_any_mode(make):
+    """Written under truncate(4), then switched to full, log stripped: the current mode does not prove the old one."""
+    table = make({DEFAULT: "truncate(4)"})
+    _append(table, REAL)
+    _set(table, **{DEFAULT: "full"})
+    col = table_history(_keep_log(table, lambda i: False)).snapshots[-1].columns["s"]
+    assert _flags(col) == ("abcd", "abce", True, True)
+    _real_bounds_hold(col)
+
+
+def test_a_hole_in_the_log_means_any_mode(make):
+    """v1 set truncate(4); v2 appended and switched to full in one commit; the log lists v0 and not v1 (a hole):
+    the version before the one that added the snapshot is gone, so any N could have applied."""
+    table = make({DEFAULT: "full"})
+    _set(table, **{DEFAULT: "truncate(4)"})
+    with table.transaction() as tx:
+        tx.append(pa.Table.from_pydict({"id": [0, 1], "s": REAL, "b": [b"x", b"y"], "d": [1.0, 2.0],
+                                        "f": [b"abcd"] * 2}, schema=ARROW))
+        tx.set_properties({DEFAULT: "full"})
+    whole = table_history(_metadata_path(table)).snapshots[-1].columns["s"]
+    assert _flags(whole) == ("abcd", "abce", True, True)  # the whole log: v1's truncate(4) applied
+    col = table_history(_keep_log(table, lambda i: i != 1)).snapshots[-1].columns["s"]
+    assert _flags(col) == ("abcd", "abce", True, True)
+    _real_bounds_hold(col)
+
+
+def test_an_empty_log_proves_a_create_and_append_commit(sql_catalog):
+    """The table's first version holds its one parentless snapshot, as old as the file: its own modes applied."""
+    with sql_catalog.create_table_transaction("db.first", schema=SCHEMA, properties={DEFAULT: "full"}) as tx:
+        tx.append(pa.Table.from_pydict({"id": [0, 1], "s": REAL, "b": [b"x", b"y"], "d": [1.0, 2.0],
+                                        "f": [b"abcd"] * 2}, schema=ARROW))
+    table = sql_catalog.load_table("db.first")
+    assert table.metadata.metadata_log == []
+    col = table_history(_metadata_path(table)).snapshots[-1].columns["s"]
+    assert _flags(col) == ("abcdefgh", "abcdxyz", False, False)
+
+
+def test_an_empty_log_does_not_prove_a_later_append(make):
+    """Created, then appended, then the log stripped: the same shape as a create-and-append commit but for the
+    file's version number, and the version the writer read is gone."""
+    table = make({DEFAULT: "full"})
+    _append(table, ["ab", "b"])
+    assert _flags(table_history(_metadata_path(table)).snapshots[-1].columns["s"]) == ("ab", "b", False, False)
+    col = table_history(_keep_log(table, lambda i: False)).snapshots[-1].columns["s"]
+    assert _flags(col) == ("ab", "b", True, True)
+
+
+def test_a_log_holding_the_version_before_proves_the_modes(make):
+    """The log lost its older entries but holds the version written just before the append: the modes are known."""
+    table = make({DEFAULT: "truncate(4)"})
+    _set(table, **{DEFAULT: "full"})
+    _append(table, REAL)
+    col = table_history(_keep_log(table, lambda i: i >= 1)).snapshots[-1].columns["s"]
+    assert _flags(col) == ("abcdefgh", "abcdxyz", False, False)

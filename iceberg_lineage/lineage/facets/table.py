@@ -27,6 +27,8 @@ from iceberg_lineage.stats.model import SnapshotStats
 SOURCE = "iceberg-lineage"
 #: PyIceberg names the catalog of a bare metadata file (``StaticTable``) this way.
 STATIC_CATALOG_NAME = "static-table"
+#: Levels of nested fields the schema facet lists (the serialisers and validators of events recurse per level).
+MAX_SCHEMA_DEPTH = 64
 
 LifecycleStateChange = lifecycle_state_change_dataset.LifecycleStateChange
 
@@ -41,17 +43,20 @@ def symlinks_facet(identifiers: Iterable[Identifier]) -> symlinks_dataset.Symlin
 
 
 def schema_facet(schema: Schema) -> schema_dataset.SchemaDatasetFacet:
-    """Nested fields with Iceberg type names and ``doc`` as description."""
+    """Nested fields with Iceberg type names and ``doc`` as description, :data:`MAX_SCHEMA_DEPTH` levels deep: a
+    deeper field keeps its type name (``struct``) without its children, so that any schema the metadata
+    reader accepts (some 330 levels) serialises, validates and is read by consumers."""
 
-    def convert(fields: tuple[Field, ...]) -> list[schema_dataset.SchemaDatasetFacetFields]:
+    def convert(fields: tuple[Field, ...], depth: int) -> list[schema_dataset.SchemaDatasetFacetFields]:
         return [
             schema_dataset.SchemaDatasetFacetFields(
-                name=f.name, type=f.type, description=f.doc, ordinal_position=i, fields=convert(f.children) or None
+                name=f.name, type=f.type, description=f.doc, ordinal_position=i,
+                fields=(convert(f.children, depth + 1) if depth < MAX_SCHEMA_DEPTH else None) or None,
             )
             for i, f in enumerate(fields, start=1)
         ]
 
-    return schema_dataset.SchemaDatasetFacet(fields=convert(schema.fields), **PRODUCED)
+    return schema_dataset.SchemaDatasetFacet(fields=convert(schema.fields, 1), **PRODUCED)
 
 
 def catalog_facet(table: LoadedTable) -> catalog_dataset.CatalogDatasetFacet:
