@@ -7,7 +7,8 @@ import os
 import pytest
 
 #: Session-wide real engines (Spark with Iceberg Java...), reusable by every suite.
-pytest_plugins = ["tests.support.engines", "tests.support.seaweed", "tests.support.sail", "tests.support.kafka"]
+pytest_plugins = ["tests.support.engines", "tests.support.seaweed", "tests.support.sail", "tests.support.kafka",
+                  "tests.support.marquez"]
 
 
 @pytest.fixture
