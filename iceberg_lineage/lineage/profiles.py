@@ -114,6 +114,10 @@ def shape(event: Any, settings: Settings) -> Shaped:
     notes: list[str] = []
     if profile.requires_parent:
         add_table_parent(doc)
+        if doc.get("eventType") == "START" and not _parented(doc):
+            # a START naming no dataset (its terminal event carries them): no table to take a parent from, and
+            # OpenMetadata would name a pipeline after the engine's job
+            return Shaped([])
     if profile.connection_namespace:
         _rename_job_namespace(doc, settings.job_namespace, str(settings.consumer_connection))
     if profile.max_name_chars:
@@ -198,6 +202,12 @@ def add_table_parent(doc: dict[str, Any]) -> None:
     dataset = datasets[0]
     ref = RunRef(table_run_id(dataset["namespace"], dataset["name"]), job["namespace"], table_name(dataset))
     run["facets"] = {**(run.get("facets") or {}), "parent": json.loads(to_json(parent_facet(ref)))}
+
+
+def _parented(doc: dict[str, Any]) -> bool:
+    """The run has a parent facet, or is a root (:data:`ROOT_JOB_TYPES`) that needs none."""
+    job_type = (((doc.get("job") or {}).get("facets") or {}).get("jobType") or {}).get("jobType")
+    return bool(((doc.get("run") or {}).get("facets") or {}).get("parent")) or job_type in ROOT_JOB_TYPES
 
 
 def links(doc: dict[str, Any]) -> int:
