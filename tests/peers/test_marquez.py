@@ -80,7 +80,7 @@ def test_a_scanned_history_is_one_version_per_snapshot_and_the_latest_schema_is_
     assert {"schema", "icebergTableStatistics", "dataQualityMetrics", "catalog", "storage", "symlinks"} <= set(
         current["facets"])
     # a scanner reads history: it does not know how long a commit took, so each run is instant
-    job = {r["jobVersion"]["name"] for v in versions for r in [v["createdByRun"]]}.pop()
+    [job] = {v["createdByRun"]["jobVersion"]["name"] for v in versions}
     runs = marquez.runs(JOBS, job)
     assert len(runs) == 3 and {(r["state"], r["durationMs"]) for r in runs} == {("COMPLETED", 0)}
 
