@@ -4,8 +4,8 @@
 runtime jars into ``lib``, and installs Debian's PostgreSQL. Marquez takes about 50 s to start (92 Flyway
 migrations), so this plugin starts one Marquez and its PostgreSQL in a thread as soon as collection shows a test
 that asks for the ``marquez`` fixture: the start overlaps the tests that run first. Both stop when the session ends;
-their data folders are under pytest's temporary directory. Without the component the tests skip with one line
-(fail under ``CI=true``, :func:`tests.support.engines.require`).
+their logs are under pytest's temporary directory (:class:`MarquezServer` says where PostgreSQL's data goes).
+Without the component the tests skip with one line (fail under ``CI=true``, :func:`tests.support.engines.require`).
 """
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import glob
 import json
 import os
 import shutil
-import stat
 import subprocess
 import tempfile
 import threading
@@ -63,7 +62,10 @@ class MarquezServer:
         self.root = root
         self.pg_port, self.port, self.admin_port = free_port(), free_port(), free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self._pg_data = root / "pgdata"
+        # As root, PostgreSQL runs as the postgres user, which cannot enter pytest's folders (pytest keeps
+        # /tmp/pytest-of-<user> at 0700 and sets it back at every session's start): its data then lives in a folder
+        # of its own in the system's temporary folder, removed at the end.
+        self._pg_data = Path(tempfile.mkdtemp(prefix="marquez-pg-")) if os.geteuid() == 0 else root / "pgdata"
         self._java: subprocess.Popen[bytes] | None = None
         self.started_in_s: float | None = None
 
@@ -74,16 +76,16 @@ class MarquezServer:
     def start(self) -> None:
         began = time.monotonic()
         self.root.mkdir(parents=True, exist_ok=True)
-        self._pg_data.mkdir()
+        self._pg_data.mkdir(exist_ok=True)
         if os.geteuid() == 0:
             shutil.chown(self._pg_data, "postgres", "postgres")
-            _traversable(self.root)
         pg = _pg_bin()
         log = open(self.root / "postgres.log", "ab")  # noqa: SIM115 - kept for the server's life
         subprocess.run(self._as_postgres(str(pg / "initdb"), "-D", str(self._pg_data), "-A", "trust", "-U",
                                          "postgres"), stdout=log, stderr=log, check=True, timeout=120)
         subprocess.run(self._as_postgres(
-            str(pg / "pg_ctl"), "start", "-D", str(self._pg_data), "-w", "-t", "60", "-l", str(self._pg_data / "server.log"),
+            str(pg / "pg_ctl"), "start", "-D", str(self._pg_data), "-w", "-t", "60", "-l",
+            str(self._pg_data / "server.log"),
             "-o", f"-p {self.pg_port} -c listen_addresses=127.0.0.1 -k {self._pg_data} -c fsync=off"),
             stdout=log, stderr=log, check=True, timeout=90)
         for sql in ("CREATE USER marquez WITH PASSWORD 'marquez'", "CREATE DATABASE marquez OWNER marquez"):
@@ -114,6 +116,8 @@ class MarquezServer:
         if (self._pg_data / "postmaster.pid").exists():
             subprocess.run(self._as_postgres(str(_pg_bin() / "pg_ctl"), "-D", str(self._pg_data), "-m", "fast",
                                              "-w", "stop"), capture_output=True, timeout=60)
+        if os.geteuid() == 0:
+            shutil.rmtree(self._pg_data, ignore_errors=True)
 
     # -- Marquez's REST API ------------------------------------------------------------------------------------------
 
@@ -149,16 +153,6 @@ class MarquezServer:
         """``/api/v1/lineage`` around a node (``dataset:<ns>:<name>`` or ``job:<ns>:<name>``), by node id."""
         graph = self.get("/api/v1/lineage", nodeId=node_id, depth=depth)["graph"]
         return {node["id"]: node for node in graph}
-
-
-def _traversable(folder: Path) -> None:
-    """Let the postgres user reach ``folder``: pytest makes its temporary folders private to their owner (0700), so
-    they get the search bit for others (listing them stays private), up to the system's temporary folder."""
-    top = Path(tempfile.gettempdir()).resolve()
-    for path in (folder.resolve(), *folder.resolve().parents):
-        if path == top or top not in path.parents:
-            break
-        path.chmod(path.stat().st_mode | stat.S_IXOTH)
 
 
 def _q(part: str) -> str:
