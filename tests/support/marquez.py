@@ -149,6 +149,12 @@ class MarquezServer:
     def jobs(self, namespace: str) -> list[dict[str, Any]]:
         return self.get(f"/api/v1/namespaces/{_q(namespace)}/jobs", limit=1000)["jobs"]
 
+    def job_of_run(self, run_id: str) -> str:
+        """The node id of a run's job as Marquez names it: a run with a ``parent`` facet is filed under
+        ``<parent job>.<job>``."""
+        job = self.get(f"/api/v1/jobs/runs/{_q(run_id)}")["jobVersion"]
+        return job_node(job["namespace"], job["name"])
+
     def lineage(self, node_id: str, depth: int = 2) -> dict[str, dict[str, Any]]:
         """``/api/v1/lineage`` around a node (``dataset:<ns>:<name>`` or ``job:<ns>:<name>``), by node id."""
         graph = self.get("/api/v1/lineage", nodeId=node_id, depth=depth)["graph"]
