@@ -104,12 +104,11 @@ def test_a_spark_application_reads_a_and_c_and_writes_b(bridge, tmp_path, marque
 
     # in Marquez: A and C -> B's commit job (a child of the application) -> B; the application reads A and C
     marquez.post(events)
-    job = job_node("iceberg-lineage", complete["job"]["name"])
+    job = marquez.job_of_run(b_run)  # under spark.application's name: it is its parent
     out = complete["outputs"][0]
     graph = marquez.lineage(job, depth=1)  # Marquez draws a dataset's graph from one job: ask the job's
     reads = {dataset_node(i["namespace"], i["name"]) for i in complete["inputs"]}
     assert {(r, job) for r in reads} | {(job, dataset_node(out["namespace"], out["name"]))} <= edges(graph)
-    application = job_node("iceberg-lineage", "spark.application")
+    application = job_node(complete["job"]["namespace"], "spark.application")
     assert {(r, application) for r in reads} <= edges(marquez.lineage(application, depth=1))
-    [b_in_marquez] = marquez.runs("iceberg-lineage", complete["job"]["name"])
-    assert b_in_marquez["id"] == b_run and b_in_marquez["state"] == "COMPLETED"
+    assert job == job_node(complete["job"]["namespace"], f"spark.application.{complete['job']['name']}")

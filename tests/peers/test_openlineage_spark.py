@@ -26,7 +26,7 @@ from iceberg_lineage.scan.driver import ScanOptions, scan
 from iceberg_lineage.state.store import StateStore
 from iceberg_lineage.stats.walker import table_history
 from tests.support.engines import HADOOP, JDBC, SparkEngine, require
-from tests.support.marquez import dataset_node, edges, job_node
+from tests.support.marquez import dataset_node, edges
 from tests.support.olschema import validate_event
 from tests.support.openlineage_spark import run_application
 from tests.support.rest_engines import spark_catalog_properties
@@ -264,10 +264,9 @@ def test_their_events_and_ours_meet_at_one_dataset_node_in_marquez(side_by_side,
 
     def graph_of(event: dict[str, Any]) -> set[tuple[str, str]]:
         """Marquez draws a dataset's graph from one job: each job's own graph, then."""
-        return edges(marquez.lineage(job_node(event["job"]["namespace"], event["job"]["name"]), depth=1))
+        return edges(marquez.lineage(marquez.job_of_run(event["run"]["runId"]), depth=1))
 
     b, a = dataset_node(namespace, name), dataset_node(a_namespace, a_name)
-    assert theirs and all((job_node(e["job"]["namespace"], e["job"]["name"]), b) in graph_of(e)
-                          for e in [*theirs, ours[-1]])
+    assert theirs and all((marquez.job_of_run(e["run"]["runId"]), b) in graph_of(e) for e in [*theirs, ours[-1]])
     readers = [e for e in theirs if any(a_link in _symlinks(i) for i in e.get("inputs", []))]
-    assert readers and all((a, job_node(e["job"]["namespace"], e["job"]["name"])) in graph_of(e) for e in readers)
+    assert readers and all((a, marquez.job_of_run(e["run"]["runId"])) in graph_of(e) for e in readers)
