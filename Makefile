@@ -204,7 +204,27 @@ $(TRINO_CLIENT_STAMP):
 
 trino: $(TRINO_STAMP) $(TRINO_CLIENT_STAMP)
 
-provision: $(INTEROP_WHEELS) $(ICEBERG_JAR) sqlite-jdbc $(HADOOP_AWS_JAR) $(SAIL_STAMP) $(KAFKA_STAMP) $(OPENLINEAGE_SPARK_JAR) $(OPENMETADATA_STAMP) $(DATAHUB_STAMP) $(OPENLINEAGE_MIN_STAMP) flink trino
+# Marquez 0.51.1, the reference OpenLineage server (issue 27): its api jar, pom.xml and loopback marquez.yml come
+# from ../shared/peers/marquez (Maven Central does not serve Marquez), its 161 runtime jars from Maven Central, and
+# PostgreSQL from Debian. Without ../shared the component is unavailable and the Marquez tests skip with that line.
+MARQUEZ_VERSION := 0.51.1
+MARQUEZ_SHARED ?= ../shared/peers/marquez
+MARQUEZ_STAMP := $(INTEROP)/marquez/.installed-$(MARQUEZ_VERSION)
+
+$(MARQUEZ_STAMP):
+	mkdir -p $(INTEROP)/marquez
+	$(call provisioned,marquez,test -d $(MARQUEZ_SHARED) || { echo "ERROR: no $(MARQUEZ_SHARED) (Marquez's api jar)"; false; } && \
+		cp $(MARQUEZ_SHARED)/marquez-api-$(MARQUEZ_VERSION).jar $(MARQUEZ_SHARED)/pom.xml $(MARQUEZ_SHARED)/marquez.yml \
+		   $(MARQUEZ_SHARED)/LICENSE $(INTEROP)/marquez/ \
+		&& rm -rf $(INTEROP)/marquez/lib && $(MVN_DEPS) -f $(INTEROP)/marquez/pom.xml \
+		   -DoutputDirectory=$(abspath $(INTEROP))/marquez/lib \
+		&& { command -v pg_ctl >/dev/null || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 \
+		     || apt-get install -y -qq --no-install-recommends postgresql \
+		     || { apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql; }; } \
+		&& touch $@)
+
+provision: $(INTEROP_WHEELS) $(ICEBERG_JAR) sqlite-jdbc $(HADOOP_AWS_JAR) $(SAIL_STAMP) $(KAFKA_STAMP) $(OPENLINEAGE_SPARK_JAR) $(OPENMETADATA_STAMP) $(DATAHUB_STAMP) $(OPENLINEAGE_MIN_STAMP) flink trino \
+	$(MARQUEZ_STAMP)
 
 run: $(STAMP)
 	$(PY) -m iceberg_lineage.demo

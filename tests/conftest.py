@@ -8,7 +8,8 @@ import pytest
 
 #: Session-wide real engines (Spark with Iceberg Java...), reusable by every suite.
 pytest_plugins = ["tests.support.engines", "tests.support.seaweed", "tests.support.sail", "tests.support.kafka",
-                  "tests.support.live_bridge", "tests.support.trino", "tests.support.flink"]
+                  "tests.support.live_bridge", "tests.support.trino", "tests.support.flink",
+                  "tests.support.marquez"]
 
 
 @pytest.fixture

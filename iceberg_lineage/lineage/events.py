@@ -154,6 +154,10 @@ def snapshot_run_event(
     ``parent_schema`` defaults to the parent snapshot's schema from the table metadata; ``engine`` to the
     summary's ``engine-name`` (else ``commit``); ``run_id`` to :func:`snapshot_run_id`. Hooks pass their own
     engine, a fresh run id, and the measured ``duration_ms`` and ``attempts``.
+
+    The event is at the snapshot's time (the commit's start: the snapshot is stamped as its commit begins), plus
+    ``duration_ms`` when it was measured: the commit's end, so the run lasts as long as the commit did. Without it
+    (a scanner reading history) the run is instant: nothing says how long it took.
     """
     md = table.metadata
     before = parent_schema if parent_schema is not None else _parent_schema(table, stats)
@@ -184,7 +188,7 @@ def snapshot_run_event(
             facets["lifecycleStateChange"] = fb.lifecycle_facet(lifecycle)
         return RunEvent(
             eventType=event_type,
-            eventTime=fb.iso_time(fb.ms_to_datetime(stats.timestamp_ms)),
+            eventTime=fb.iso_time(fb.ms_to_datetime(stats.timestamp_ms + (duration_ms or 0))),
             run=Run(runId=str(run_id or snapshot_run_id(md.identity, stats.snapshot_id, stats.timestamp_ms)),
                     facets=run_facets),
             job=Job(namespace=settings.job.namespace, name=job_name(table, engine_name),
@@ -197,10 +201,14 @@ def snapshot_run_event(
     return _fit(build, stats, settings.events.max_bytes)
 
 
-def start_event(terminal: RunEvent) -> RunEvent:
-    """START of a run we start, at its terminal event's time (so it is as deterministic as that event): its run
-    (without ``errorMessage``: nothing failed yet), its job, and its datasets by identity, their name and symlinks
-    (the terminal event carries the other facets and the statistics)."""
+def start_event(terminal: RunEvent, started_at: dt.datetime | None = None) -> RunEvent:
+    """START of a run we start: its run (without ``errorMessage``: nothing failed yet), its job, and its inputs by
+    identity (name and symlinks); at ``started_at`` when the run's start is known (a hooked commit), else at its
+    terminal event's time (so it is as deterministic as that event).
+
+    No outputs: the terminal event carries them. Marquez makes a dataset version of every output of every run event,
+    so a START listing the table made a second, facet-less version per snapshot (it reuses the current version of an
+    input instead)."""
 
     def identity(dataset: Any) -> dict[str, Any]:
         return {"namespace": dataset.namespace, "name": dataset.name,
@@ -209,23 +217,23 @@ def start_event(terminal: RunEvent) -> RunEvent:
     run_facets = {k: v for k, v in (terminal.run.facets or {}).items() if k != "errorMessage"}
     return RunEvent(
         eventType=RunState.START,
-        eventTime=terminal.eventTime,
+        eventTime=fb.iso_time(started_at) if started_at is not None else terminal.eventTime,
         run=Run(runId=terminal.run.runId, facets=run_facets),
         job=terminal.job,
         inputs=[InputDataset(**identity(i)) for i in terminal.inputs or ()],
-        outputs=[OutputDataset(**identity(o)) for o in terminal.outputs or ()],
+        outputs=[],
         producer=terminal.producer,
     )
 
 
-def started(terminal: RunEvent, settings: Settings) -> list[RunEvent]:
+def started(terminal: RunEvent, settings: Settings, started_at: dt.datetime | None = None) -> list[RunEvent]:
     """A run we start, as it is sent: its START (:func:`start_event`, unless ``events.start_events`` is off), then
     its terminal event. Both are deterministic where the run is, so a re-sent pair is identical to the first."""
-    return _paired(terminal, settings.events.start_events)
+    return _paired(terminal, settings.events.start_events, started_at)
 
 
-def _paired(terminal: RunEvent, start: bool) -> list[RunEvent]:
-    return [start_event(terminal), terminal] if start else [terminal]
+def _paired(terminal: RunEvent, start: bool, started_at: dt.datetime | None = None) -> list[RunEvent]:
+    return [start_event(terminal, started_at), terminal] if start else [terminal]
 
 
 def all_started(terminals: Iterable[RunEvent], settings: Settings) -> list[RunEvent]:
@@ -233,7 +241,8 @@ def all_started(terminals: Iterable[RunEvent], settings: Settings) -> list[RunEv
     return [e for terminal in terminals for e in started(terminal, settings)]
 
 
-def owned_run_events(event: RunEvent, owner: Ownership, *, start: bool = True) -> list[RunEvent]:
+def owned_run_events(event: RunEvent, owner: Ownership, *, start: bool = True,
+                     started_at: dt.datetime | None = None) -> list[RunEvent]:
     """The events of a tagged snapshot, rebuilt from its run event (:func:`snapshot_run_event`) and its tag: the
     hook sends these, and the scanner re-sends them when the ledger does not know them as delivered.
 
@@ -244,7 +253,7 @@ def owned_run_events(event: RunEvent, owner: Ownership, *, start: bool = True) -
     if owner.owner == "snapshot":
         job = Job(namespace=owner.job_namespace, name=owner.job_name, facets=event.job.facets)
         complete = attr.evolve(event, run=Run(runId=owner.run_id, facets=event.run.facets), job=job)
-        return _paired(complete, start)
+        return _paired(complete, start, started_at)
     return [RunEvent(
         eventType=RunState.OTHER,
         eventTime=event.eventTime,

@@ -173,6 +173,16 @@ def with_table_parent(event: Event) -> Event:
     return attr.evolve(event, run=attr.evolve(event.run, facets={**facets, "parent": parent_facet(ref)}))
 
 
+def is_orphan_start(event: Event) -> bool:
+    """A START that names no dataset (its terminal event carries them) and has no parent: under a profile that
+    requires parents it is not sent, since there is no table to take one from and OpenMetadata would file it as a
+    pipeline named after the engine's job."""
+    if not isinstance(event, RunEvent) or str(event.eventType).rsplit(".", 1)[-1] != "START":
+        return False
+    job_type = part((event.job.facets or {}).get("jobType"), "jobType")
+    return not (event.run.facets or {}).get("parent") and job_type not in ROOT_JOB_TYPES
+
+
 def links(event: Event) -> int:
     """Input -> output links an event carries: every input with every output."""
     return len(getattr(event, "inputs", None) or ()) * len(getattr(event, "outputs", None) or ())

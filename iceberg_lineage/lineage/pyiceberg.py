@@ -147,10 +147,11 @@ def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
             table, stats, settings, engine=COMMIT_ENGINE, run_id=owner.run_id if owner else new_run_id(),
             duration_ms=commit.duration_ms, attempts=commit.attempts,
         )
+        began = fb.ms_to_datetime(stats.timestamp_ms)  # the commit's start; its COMPLETE is at its end
         if owner is None:  # untagged (no before_commit saw it): a run of its own
-            out += ev.started(event, settings)
+            out += ev.started(event, settings, began)
         elif owner.owner == "snapshot":
-            out += ev.owned_run_events(event, owner, start=settings.events.start_events)
+            out += ev.owned_run_events(event, owner, start=settings.events.start_events, started_at=began)
         else:  # a run context's snapshot: the bare event, made a RUNNING event of the context by the hook
             out.append(event)
     return out

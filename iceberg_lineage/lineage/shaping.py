@@ -16,7 +16,7 @@ from openlineage.client.event_v2 import RunEvent
 from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage.budget import trim
 from iceberg_lineage.lineage.profiles import (
-    checks_runs, profile_of, split_links, with_job_namespace, with_table_parent, without_long_names,
+    checks_runs, is_orphan_start, profile_of, split_links, with_job_namespace, with_table_parent, without_long_names,
 )
 from iceberg_lineage.lineage.serde import Event
 
@@ -41,6 +41,8 @@ def shaped(event: Event, settings: Settings) -> Shaped:
     notes: list[str] = []
     if profile.requires_parent:
         event = with_table_parent(event)
+        if is_orphan_start(event):
+            return Shaped(())
     if profile.connection_namespace:
         event = with_job_namespace(event, settings.job.namespace, str(settings.consumer.connection))
     if profile.max_name_chars:

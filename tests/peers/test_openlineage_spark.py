@@ -26,6 +26,7 @@ from iceberg_lineage.scan.driver import ScanOptions, scan
 from iceberg_lineage.state.store import StateStore
 from iceberg_lineage.stats.walker import table_history
 from tests.support.engines import HADOOP, JDBC, SparkEngine, require
+from tests.support.marquez import dataset_node, edges
 from tests.support.olschema import validate_event
 from tests.support.openlineage_spark import run_application
 from tests.support.rest_engines import spark_catalog_properties
@@ -84,7 +85,7 @@ def _ours_scanned(spec: CatalogSpec, state_path: Path) -> dict[str, list[dict[st
         # Only this test's namespace: the session's REST catalog also holds other suites' tables.
         scan(ScanOptions(catalogs=(spec,), filters=TableFilter(namespaces=("peers",))), Settings(), state, sink)
     events: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
-    for doc in sink.terminal:  # each run's COMPLETE (its START names the output without facets)
+    for doc in sink.terminal:  # each run's COMPLETE (its START names no output)
         events[doc["job"]["name"].split(".")[1]].append(doc)
     return events
 
@@ -249,3 +250,23 @@ def test_jobs_reads_openlineage_sparks_own_file(side_by_side):
             for job, runs in terminal.items()}
     assert got == want and sum(c for c, *_ in got.values()) >= 6  # the 3 catalogs' writes, at least
     assert report.bad_lines == 0
+
+
+def test_their_events_and_ours_meet_at_one_dataset_node_in_marquez(side_by_side, marquez):
+    """OpenLineage Spark's events writing b and our run of b's snapshot, in one Marquez: one node for b, which their
+    INSERT INTO b SELECT FROM a links to a."""
+    ours = side_by_side.ours[HADOOP]["b"]
+    namespace, name, [link] = our_identity(ours)
+    a_namespace, a_name, [a_link] = our_identity(side_by_side.ours[HADOOP]["a"])
+    theirs = [e for e in side_by_side.theirs if e["eventType"] == "COMPLETE"
+              and any(link in _symlinks(o) for o in e.get("outputs", []))]
+    marquez.post(theirs + ours)
+
+    def graph_of(event: dict[str, Any]) -> set[tuple[str, str]]:
+        """Marquez draws a dataset's graph from one job: each job's own graph, then."""
+        return edges(marquez.lineage(marquez.job_of_run(event["run"]["runId"]), depth=1))
+
+    b, a = dataset_node(namespace, name), dataset_node(a_namespace, a_name)
+    assert theirs and all((marquez.job_of_run(e["run"]["runId"]), b) in graph_of(e) for e in [*theirs, ours[-1]])
+    readers = [e for e in theirs if any(a_link in _symlinks(i) for i in e.get("inputs", []))]
+    assert readers and all((a, marquez.job_of_run(e["run"]["runId"])) in graph_of(e) for e in readers)

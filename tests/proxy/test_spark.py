@@ -17,6 +17,7 @@ from iceberg_lineage.lineage.engine_runs import application_run_id
 from iceberg_lineage.lineage.events import snapshot_run_id
 from tests.proxy.conftest import run_of
 from tests.support.engines import REPO, require
+from tests.support.marquez import dataset_node, edges, job_node
 
 ROWS = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "v": pa.array(["a", "b", "c"])})
 NS_PER_MS = 1_000_000
@@ -50,7 +51,7 @@ def expected_commit_metrics(report: dict) -> dict:
     return out
 
 
-def test_a_spark_application_reads_a_and_c_and_writes_b(tapped, tmp_path):
+def test_a_spark_application_reads_a_and_c_and_writes_b(tapped, tmp_path, marquez):
     require("java", "pyspark", "iceberg-spark-runtime", "hadoop-aws")
     direct = tapped.seaweed.catalog("direct")
     direct.create_namespace_if_not_exists("app")
@@ -100,3 +101,14 @@ def test_a_spark_application_reads_a_and_c_and_writes_b(tapped, tmp_path):
     assert facet["commitMetrics"] == expected_commit_metrics(commits[0])
     assert facet["commitMetrics"]["attempts"] >= 1 and "totalDuration" in facet["commitMetrics"]
     assert (facet["snapshotId"], facet["operation"]) == (written.snapshot_id, commits[0]["operation"])
+
+    # in Marquez: A and C -> B's commit job (a child of the application) -> B; the application reads A and C
+    marquez.post(events)
+    job = marquez.job_of_run(b_run)  # under spark.application's name: it is its parent
+    out = complete["outputs"][0]
+    graph = marquez.lineage(job, depth=1)  # Marquez draws a dataset's graph from one job: ask the job's
+    reads = {dataset_node(i["namespace"], i["name"]) for i in complete["inputs"]}
+    assert {(r, job) for r in reads} | {(job, dataset_node(out["namespace"], out["name"]))} <= edges(graph)
+    application = job_node(complete["job"]["namespace"], "spark.application")
+    assert {(r, application) for r in reads} <= edges(marquez.lineage(application, depth=1))
+    assert job == job_node(complete["job"]["namespace"], f"spark.application.{complete['job']['name']}")

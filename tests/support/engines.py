@@ -97,6 +97,10 @@ def missing(component: str) -> str | None:
         from tests.support.consumers import missing_consumer
 
         return missing_consumer(component)
+    if component == "marquez":
+        from tests.support.marquez import missing_marquez
+
+        return missing_marquez()
     if component == "openlineage-spark":
         from tests.support.openlineage_spark import missing_openlineage_spark
 

@@ -82,13 +82,14 @@ def run_scan(catalog: Any, state_path: Path, sink: Recorder | None = None, *, re
 
 
 def snapshot_ids(events: Iterable[dict]) -> list[int]:
-    """The snapshot each run is about (the output dataset's version facet), once per run: a START names the output
-    without facets, its terminal event counts."""
+    """The snapshot each run is about (the output dataset's version facet), once per run: a START names no output,
+    its terminal event counts."""
     return [int(e["outputs"][0]["facets"]["version"]["datasetVersion"]) for e in events if e["eventType"] != "START"]
 
 
 def lifecycle(event: dict) -> str | None:
-    facet = event["outputs"][0]["facets"].get("lifecycleStateChange")
+    outputs = event.get("outputs") or ()  # a START names no output
+    facet = outputs[0]["facets"].get("lifecycleStateChange") if outputs else None
     return facet["lifecycleStateChange"] if facet else None
 
 
