@@ -4,7 +4,7 @@
 application run; the datasets are named as Spark's through the same bridge."""
 from __future__ import annotations
 
-from iceberg_lineage.lineage.applications import application_run_id
+from iceberg_lineage.lineage.runs import application_run_id
 from tests.support.flink import NAMESPACE
 from tests.support.live_bridge import check_named_runs
 
