@@ -25,7 +25,7 @@ from iceberg_lineage.delivery.delivery import Delivery
 from iceberg_lineage.delivery.emitter import EMITTERS, Emitter
 from iceberg_lineage.hook import observe
 from iceberg_lineage.jobs import JobsReport, jobs_of_events
-from iceberg_lineage.notebook import html as h
+import iceberg_lineage.notebook.html as h
 
 if TYPE_CHECKING:
     from openlineage.client import OpenLineageClient

@@ -231,7 +231,7 @@ class Reporter:
 
     def _lifecycle(self, x: Exchange, table: LoadedTable, event: Any) -> list[Any]:
         """A lifecycle run as sent: START (unless ``events.start_events`` is off) and COMPLETE, no snapshot each."""
-        sent = ev.started(event, self.settings)
+        sent = ev.with_start(event, self.settings)
         x.built.extend((None, table.metadata.identity, e.run.runId) for e in sent)
         return sent
 

@@ -12,7 +12,7 @@ from openlineage.client.event_v2 import InputDataset, RunState
 
 from iceberg_lineage.config import Settings, load_settings
 from iceberg_lineage.lineage.applications import Application, application_event
-from iceberg_lineage.lineage.events import snapshot_run_event, started
+from iceberg_lineage.lineage.events import snapshot_run_event, with_start
 from iceberg_lineage.lineage.profiles import TABLE_RUN_NAMESPACE, shape
 from iceberg_lineage.lineage.runs import application_run_id
 from tests.consumers.tables import doc, snapshot_event, stats, table
@@ -34,7 +34,7 @@ def run_pair(settings: Settings, app_id: str | None = None) -> list:
     figures = stats(loaded)
     if app_id is not None:
         figures = dataclasses.replace(figures, summary={**figures.summary, "spark.app.id": app_id})
-    return started(snapshot_run_event(loaded, figures, settings), settings)
+    return with_start(snapshot_run_event(loaded, figures, settings), settings)
 
 
 def sent(settings: Settings, app_id: str | None = None) -> list[dict]:
