@@ -149,18 +149,17 @@ def event_stream(sql_catalog, tmp_path) -> list[dict]:
     import pyarrow as pa
 
     from iceberg_lineage.checks import check_table, emit_checks
-    from iceberg_lineage.cli.scan import run_scan
     from iceberg_lineage.delivery.client import make_client
     from iceberg_lineage.delivery.emitter import EMITTERS
     from iceberg_lineage.hook import observe
-    from iceberg_lineage.scan.driver import ScanOptions
+    from iceberg_lineage.scan import ScanOptions, scan_catalogs
     from pyiceberg.types import StringType
     from tests.support.scan import rows, spec_of, write_table
 
     settings = load_settings()
     options = ScanOptions(catalogs=(spec_of(sql_catalog),))
     write_table(sql_catalog, "db.plain", 2)
-    run_scan(options, settings, wait=False, progress=False)
+    scan_catalogs(options, settings)
     observe(sql_catalog, client=make_client())
     hooked = sql_catalog.create_table("db.hooked", schema=rows(0).schema)
     hooked.append(rows(0))
@@ -171,7 +170,7 @@ def event_stream(sql_catalog, tmp_path) -> list[dict]:
     sql_catalog.rename_table("db.hooked", "db.renamed")
     sql_catalog.drop_table("db.plain")
     assert EMITTERS.flush_all(30)
-    run_scan(options, settings, wait=False, progress=False)  # the DROP the scanner sees, and its own run
+    scan_catalogs(options, settings)  # the DROP the scanner sees, and its own run
     emit_checks([check_table(("db", "renamed"), settings, catalog=sql_catalog)], settings)
     lines = (tmp_path / ".iceberg-lineage" / "events.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines]
