@@ -14,7 +14,8 @@ from iceberg_lineage.read.metadata import Field, MetadataFile, Snapshot
 from iceberg_lineage.read.metadata_json import LONG_MAX, shown
 from iceberg_lineage.read.modes import ModeHistory
 from iceberg_lineage.stats.model import ColumnStats, FileSizeStats
-from iceberg_lineage.stats.partials import ChangeTally, Partial, path_hash
+from iceberg_lineage.stats.partials import Partial, path_hash
+from iceberg_lineage.stats.tallies import ChangeTally
 
 
 def _summary_count(summary: Mapping[str, str], key: str) -> tuple[int | None, str | None]:
