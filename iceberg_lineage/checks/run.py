@@ -14,7 +14,7 @@ from typing import Any, Iterator, Sequence
 from iceberg_lineage.config import ColumnSelection, Settings
 from iceberg_lineage.errors import IcebergLineageError
 from iceberg_lineage.lineage.checks import checks_run_event, rules_for
-from iceberg_lineage.lineage.events import all_started
+from iceberg_lineage.lineage.events import all_with_start
 from iceberg_lineage.quality.assertions import Assertion
 from iceberg_lineage.quality.evaluate import CheckInputs, evaluate_rule
 from iceberg_lineage.quality.rules import ChecksConfig, RuleSet
@@ -137,7 +137,7 @@ def _checked(identifier: tuple[str, ...], catalog: Any, settings: Settings, conf
 def checks_events(results: Sequence[TableCheck], settings: Settings) -> list:
     """The checks run of every table that was read, in order: START (unless ``events.start_events`` is off), then
     COMPLETE."""
-    return all_started((checks_run_event(r.loaded, r.stats, r.assertions, settings)
+    return all_with_start((checks_run_event(r.loaded, r.stats, r.assertions, settings)
                         for r in results if r.loaded is not None), settings)
 
 

@@ -9,16 +9,17 @@ from typing import Any
 import click
 
 from iceberg_lineage.cli.common import (
-    EXIT_OK, EXIT_TABLE_FAILED, default_format, parse_relocate, profile_option, run_guarded,
+    EXIT_OK, EXIT_TABLE_FAILED, debug_option, default_format, metadata_option, parse_relocate, profile_option,
+    relocate_option, run_guarded, table_option,
 )
 from iceberg_lineage.errors import ConfigError
 from iceberg_lineage.printable import markup_safe, printable
 
 
 @click.command("check")
-@click.option("--metadata", "metadata", metavar="PATH", help="metadata.json path or URI, or a table directory.")
+@metadata_option
 @click.option("--catalog", metavar="NAME", help="PyIceberg catalog name; without --table, every table in it.")
-@click.option("--table", metavar="NS.TABLE", help="Table identifier in --catalog.")
+@table_option
 @click.option("--namespace", "namespaces", multiple=True, metavar="NS",
               help="With --catalog and no --table: only the tables under NS (repeatable).")
 @click.option("--snapshot", type=int, metavar="ID", help="Snapshot to check (default: the current one).")
@@ -27,9 +28,9 @@ from iceberg_lineage.printable import markup_safe, printable
 @click.option("--emit", is_flag=True, help="Send each table's checks run (job <ns>.<table>.checks) to OpenLineage.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None,
               help="text (a table) is the default on a terminal, json (one object per assertion) otherwise.")
-@click.option("--relocate", multiple=True, metavar="OLD=NEW", help="Read files under OLD from NEW instead.")
+@relocate_option
 @profile_option
-@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@debug_option
 def check_command(metadata, catalog, table, namespaces, snapshot, rules_file, emit, fmt, relocate, profile,
                   debug) -> None:
     """Check tables against their rules, from metadata only: a gate for pipelines."""

@@ -47,6 +47,18 @@ def run_guarded(debug: bool, body: Callable[[], int | None]) -> None:
     sys.exit(code or EXIT_OK)
 
 
+def parsed_by(parse: Callable[[str | None], Any]) -> Callable[[click.Context, click.Parameter, str | None], Any]:
+    """A click callback that turns a parser's ValueError (``--option: why``) into click's usage error (exit 2)."""
+
+    def callback(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Any:
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc).split(": ", 1)[-1]) from None
+
+    return callback
+
+
 def parse_relocate(values: Iterable[str]) -> dict[str, str]:
     out = {}
     for v in values:
@@ -57,35 +69,43 @@ def parse_relocate(values: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def table_options(f: Callable) -> Callable:
-    """The options that say which table (and which snapshots) a command is about."""
-    options = [
-        click.option("--metadata", "metadata", metavar="PATH", help="metadata.json path or URI, or a table directory."),
-        click.option("--catalog", metavar="NAME", help="PyIceberg catalog name (.pyiceberg.yaml, PYICEBERG_CATALOG__*)."),
-        click.option("--table", metavar="NS.TABLE", help="Table identifier in --catalog."),
-        click.option("--snapshot", type=int, metavar="ID", help="Snapshot id (default: the current snapshot)."),
-        click.option("--all-snapshots", is_flag=True, help="Every snapshot in snapshots[], in commit order."),
-        click.option(
-            "--relocate", multiple=True, metavar="OLD=NEW",
-            help="Read files whose paths start with OLD from NEW instead (tables copied away from their writer).",
-        ),
-        click.option("--debug", is_flag=True, help="Show tracebacks."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
+def stacked(*options: Callable[[Callable], Callable]) -> Callable[[Callable], Callable]:
+    """One decorator for several click options, in the order given (the order of ``--help``)."""
+
+    def apply(f: Callable) -> Callable:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return apply
 
 
-def column_options(f: Callable) -> Callable:
-    options = [
-        click.option("--column-stats", type=click.Choice(["none", "counts", "bounds"]), default=None,
-                     help="Column statistics to compute (default: column_stats.mode, bounds)."),
-        click.option("--include-columns", multiple=True, metavar="GLOB", help="Only these dotted column names."),
-        click.option("--exclude-columns", multiple=True, metavar="GLOB", help="Never these dotted column names."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
+#: The options every command that reads a table shares (``check`` adds its own ``--catalog`` and ``--snapshot``).
+metadata_option = click.option("--metadata", "metadata", metavar="PATH",
+                               help="metadata.json path or URI, or a table directory.")
+table_option = click.option("--table", metavar="NS.TABLE", help="Table identifier in --catalog.")
+relocate_option = click.option(
+    "--relocate", multiple=True, metavar="OLD=NEW",
+    help="Read files whose paths start with OLD from NEW instead (tables copied away from their writer).")
+debug_option = click.option("--debug", is_flag=True, help="Show tracebacks.")
+
+#: The options that say which table (and which snapshots) a command is about.
+table_options = stacked(
+    metadata_option,
+    click.option("--catalog", metavar="NAME", help="PyIceberg catalog name (.pyiceberg.yaml, PYICEBERG_CATALOG__*)."),
+    table_option,
+    click.option("--snapshot", type=int, metavar="ID", help="Snapshot id (default: the current snapshot)."),
+    click.option("--all-snapshots", is_flag=True, help="Every snapshot in snapshots[], in commit order."),
+    relocate_option,
+    debug_option,
+)
+
+column_options = stacked(
+    click.option("--column-stats", type=click.Choice(["none", "counts", "bounds"]), default=None,
+                 help="Column statistics to compute (default: column_stats.mode, bounds)."),
+    click.option("--include-columns", multiple=True, metavar="GLOB", help="Only these dotted column names."),
+    click.option("--exclude-columns", multiple=True, metavar="GLOB", help="Never these dotted column names."),
+)
 
 
 def profile_option(f: Callable) -> Callable:

@@ -45,7 +45,7 @@ def build_events(loaded: Any, settings: Any, snapshot: int | None, all_snapshots
     snapshots has no runs, only its table-level state."""
     from openlineage.client.event_v2 import RunEvent
 
-    from iceberg_lineage.lineage.events import dataset_event, history_events, started
+    from iceberg_lineage.lineage.events import dataset_event, history_events, with_start
     from iceberg_lineage.lineage.profiles import current_state_event
     from iceberg_lineage.stats import table_history
 
@@ -57,7 +57,7 @@ def build_events(loaded: Any, settings: Any, snapshot: int | None, all_snapshots
         return [dataset_event(loaded, None, settings)]
     else:
         built = [current_state_event(loaded, stats, settings) for stats in history]
-    return [e for b in built for e in (started(b, settings) if isinstance(b, RunEvent) else [b])]
+    return [e for b in built for e in (with_start(b, settings) if isinstance(b, RunEvent) else [b])]
 
 
 def send(events: list, settings: Any) -> int:

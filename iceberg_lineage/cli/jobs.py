@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from iceberg_lineage.cli.common import EXIT_OK, EXIT_TABLE_FAILED, default_format, run_guarded
+from iceberg_lineage.cli.common import EXIT_OK, EXIT_TABLE_FAILED, debug_option, default_format, parsed_by, run_guarded
 from iceberg_lineage.jobs import JobsReport, parse_rate, parse_since, read_jobs
 from iceberg_lineage.jobs.text import (
     FAILURE_COLUMNS, JOB_HEADINGS, NUMERIC_COLUMNS, ZERO_CELLS, failure_line, job_row, report_heading,
@@ -22,31 +22,19 @@ from iceberg_lineage.printable import markup_safe, printable
 _PIPE_WIDTH = 200
 
 
-def _option(parse: Any):
-    """A click callback that turns a parser's ValueError into click's usage error (exit 2)."""
-
-    def callback(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Any:
-        try:
-            return parse(value)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc).split(": ", 1)[-1]) from None
-
-    return callback
-
-
 @click.command("jobs")
 @click.option("--events", "events", multiple=True, metavar="FILE",
               help="OpenLineage events, JSON Lines, plain or gzip; '-' for stdin; repeatable "
                    "(default: ./.iceberg-lineage/events.jsonl, the embedded file transport's).")
-@click.option("--since", metavar="AGE|TIME", callback=_option(parse_since),
+@click.option("--since", metavar="AGE|TIME", callback=parsed_by(parse_since),
               help="Only events since then: 7d, 12h, 30m, 90s, 2w, or an ISO 8601 time.")
 @click.option("--job", "job_globs", multiple=True, metavar="GLOB",
               help="Only jobs whose name matches (namespace/name when the glob has a '/'); repeatable.")
-@click.option("--max-failure-rate", metavar="RATE", callback=_option(parse_rate),
+@click.option("--max-failure-rate", metavar="RATE", callback=parsed_by(parse_rate),
               help="Flag the jobs failing more often than this (5% or 0.05); exit 1 if any is.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None,
               help="text (a table) is the default on a terminal, json otherwise.")
-@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@debug_option
 def jobs_command(events, since, job_globs, max_failure_rate, fmt, debug) -> None:
     """Job statistics and failure rates from OpenLineage run events."""
 

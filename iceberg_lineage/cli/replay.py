@@ -13,13 +13,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from iceberg_lineage.cli.common import EXIT_OK, EXIT_TABLE_FAILED, default_format, run_guarded
+from iceberg_lineage.cli.common import EXIT_OK, EXIT_TABLE_FAILED, debug_option, default_format, run_guarded
 from iceberg_lineage.errors import ConfigError
-from iceberg_lineage.printable import printable
 
 if TYPE_CHECKING:
     from iceberg_lineage.config import Settings
-    from iceberg_lineage.delivery.spool import SpooledEvent
 
 
 @click.command("replay")
@@ -32,7 +30,7 @@ if TYPE_CHECKING:
 @click.option("--drop", "drop_seq", type=int, metavar="ID", help="Delete one quarantined event (its seq in --list).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None,
               help="Format of --list: text on a terminal, json otherwise.")
-@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@debug_option
 def replay_command(spool_path: str | None, list_quarantine: bool, retry_quarantined: bool, drop_seq: int | None,
                    fmt: str | None, debug: bool) -> None:
     """Redeliver spooled events in order; remove only those the transport accepted."""
@@ -122,31 +120,8 @@ def _drop(path: Path, seq: int) -> int:
 
 def _list(path: Path, fmt: str) -> int:
     """The quarantine, and how many events wait in the queue; nothing is sent, and no spool is created."""
-    from iceberg_lineage.delivery.spool import Spool
+    from iceberg_lineage.delivery.spool_listing import list_spool
 
-    waiting, quarantined = 0, []
-    if Spool.exists(path):
-        with Spool(path) as spool:
-            waiting, quarantined = spool.count(), spool.quarantined()
-    if fmt == "json":
-        doc = {"spool": str(path.expanduser().resolve()), "waiting": waiting,
-               "quarantined": [_entry(event) for event in quarantined]}
-        click.echo(json.dumps(doc, indent=2))
-    else:
-        click.echo(f"{printable(path)}: {len(quarantined)} quarantined, {waiting} waiting")
-        for event in quarantined:
-            datasets = ", ".join(f"{ns}/{name}" for ns, name in event.datasets) or "-"
-            click.echo(printable(f"  {event.seq}  run {event.run_id}  {event.event_type}  attempts {event.attempts}"
-                                 f"  -> {event.destination}"))
-            click.echo(printable(f"      datasets: {datasets}"))
-            click.echo(printable(f"      last error: {event.last_error}"))
-    return EXIT_OK if waiting == 0 and not quarantined else EXIT_TABLE_FAILED
-
-
-def _entry(event: SpooledEvent) -> dict:
-    return {
-        "seq": event.seq, "run_id": event.run_id, "event_type": event.event_type,
-        "datasets": [{"namespace": ns, "name": name} for ns, name in event.datasets],
-        "attempts": event.attempts, "last_error": event.last_error, "destination": event.destination,
-        "enqueued_at": event.enqueued_at, "quarantined_at": event.quarantined_at,
-    }
+    listing = list_spool(path)
+    click.echo(json.dumps(listing.to_json(), indent=2) if fmt == "json" else "\n".join(listing.text_lines()))
+    return EXIT_OK if listing.empty else EXIT_TABLE_FAILED

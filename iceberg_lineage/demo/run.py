@@ -10,13 +10,12 @@ from __future__ import annotations
 import os
 import sys
 
-from iceberg_lineage.cli.scan import run_scan
 from iceberg_lineage.config import load_settings
 from iceberg_lineage.demo.report import demo_rows, next_steps, table_text
 from iceberg_lineage.demo.tables import write_demo_table
 from iceberg_lineage.hook.reporter import observe
 from iceberg_lineage.read.catalogs import WAREHOUSE, embedded_catalog, embedded_sql_catalog
-from iceberg_lineage.scan.driver import ScanOptions
+from iceberg_lineage.scan import ScanOptions, scan_catalogs
 from iceberg_lineage.scan.summary import TableOutcome, summary_text
 
 #: (identifier, commits on first run); a nested namespace shows that discovery walks below the top level.
@@ -59,8 +58,8 @@ def main() -> int:
     print(f"demo tables written to {WAREHOUSE.resolve()}", file=sys.stderr)
     settings = load_settings()
     outcomes: dict[str, TableOutcome] = {}
-    summary, events_to = run_scan(ScanOptions(catalogs=(embedded_catalog(),)), settings, wait=True, progress=False,
-                                  observer=lambda outcome: outcomes.setdefault(outcome.name, outcome))
+    summary, events_to = scan_catalogs(ScanOptions(catalogs=(embedded_catalog(),)), settings, wait=True,
+                                       observer=lambda outcome: outcomes.setdefault(outcome.name, outcome))
     identifiers = [identifier for identifier, _ in PLAIN_TABLES] + [HOOKED_TABLE]
     rows = demo_rows(embedded_sql_catalog(), identifiers, outcomes)
     print(f"{table_text(rows)}\n\n{summary_text(summary, events_to)}\n\n{next_steps(PLAIN_TABLES[0][0])}",

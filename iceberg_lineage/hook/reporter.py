@@ -7,7 +7,7 @@ observes every catalog the program constructs.
 Cost on the commit path: ``before_commit`` copies each new snapshot to tag it with its ownership
 (:mod:`iceberg_lineage.lineage.tags`: the run that reports it, so the scanner can rebuild that run);
 ``after_commit``, ``after_scan`` and ``on_table_event`` only capture what PyIceberg already holds in memory and queue
-that record with the builder of its events (:mod:`iceberg_lineage.lineage.pyiceberg`), which runs on the emitter's
+that record with the builder of its events (:mod:`iceberg_lineage.lineage.captures`), which runs on the emitter's
 thread. Once a commit's events are delivered or spooled, its snapshots go into the delivery ledger
 (:mod:`iceberg_lineage.hook.ledger`); the scanner re-sends tagged snapshots the ledger does not know.
 """
@@ -27,7 +27,7 @@ from iceberg_lineage.hook.context import OpenRun, current_run
 from iceberg_lineage.hook.ledger import LEDGER, LEDGER_STATUSES
 from iceberg_lineage.lineage.checks import commit_alert_runs, schema_changed
 from iceberg_lineage.lineage.events import snapshot_run_id
-from iceberg_lineage.lineage.pyiceberg import (
+from iceberg_lineage.lineage.captures import (
     COMMIT_ENGINE, CatalogChange, Commit, FailedCommit, Scan, TableCapture, catalog_events, commit_events,
     failed_commit_events, scan_events, with_job,
 )

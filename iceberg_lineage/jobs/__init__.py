@@ -6,9 +6,10 @@
 """
 from iceberg_lineage.jobs.aggregate import JobsAggregator, jobs_of_events
 from iceberg_lineage.jobs.model import BadLine, JobsReport, JobStats, LastFailure, TimeBin
-from iceberg_lineage.jobs.options import parse_rate, parse_since
+from iceberg_lineage.jobs.options import parse_rate
 from iceberg_lineage.jobs.sketch import RELATIVE_ERROR
 from iceberg_lineage.jobs.source import read_jobs
+from iceberg_lineage.times import parse_since
 
 __all__ = [
     "RELATIVE_ERROR",

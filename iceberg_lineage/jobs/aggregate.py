@@ -20,10 +20,11 @@ import sys
 from typing import Any, Iterable, Mapping, Sequence
 
 from iceberg_lineage.jobs.model import BadLine, JobsReport, JobStats, LastFailure
-from iceberg_lineage.jobs.options import job_selector, parse_rate, parse_since
+from iceberg_lineage.jobs.options import job_selector, parse_rate
 from iceberg_lineage.jobs.sketch import DurationSketch
 from iceberg_lineage.jobs.text import STATES
 from iceberg_lineage.jobs.timeline import EARLIEST_MS, Timeline, moment
+from iceberg_lineage.times import parse_since
 
 #: Distinct tables kept per job and direction (read, written); more sets ``tables_truncated``.
 MAX_TABLES = 100

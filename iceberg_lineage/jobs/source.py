@@ -23,7 +23,8 @@ from iceberg_lineage.config import DEFAULT_EVENTS_PATH, load_settings
 from iceberg_lineage.errors import ConfigError
 from iceberg_lineage.jobs.aggregate import JobsAggregator
 from iceberg_lineage.jobs.model import JobsReport
-from iceberg_lineage.jobs.options import parse_rate, parse_since
+from iceberg_lineage.jobs.options import parse_rate
+from iceberg_lineage.times import parse_since
 
 _GZIP_MAGIC = b"\x1f\x8b"
 #: The standard input, as a file name.

@@ -15,9 +15,9 @@ from openlineage.client.uuid import generate_new_uuid, generate_static_uuid
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage import facets as fb
-from iceberg_lineage.lineage.events import all_started, job_name
+from iceberg_lineage.lineage.events import all_with_start, job_name
 from iceberg_lineage.lineage.naming import dataset_identity, table_parts
-from iceberg_lineage.lineage.pyiceberg import COMMIT_ENGINE, Commit
+from iceberg_lineage.lineage.captures import COMMIT_ENGINE, Commit
 from iceberg_lineage.quality.alerts import Alert, schema_alerts
 from iceberg_lineage.quality.assertions import Assertion
 from iceberg_lineage.quality.evaluate import schema_assertions
@@ -32,7 +32,7 @@ CHECKS_ENGINE = "checks"
 ASSERTIONS_KEY = "dataQualityAssertions"
 
 
-def table_name(table: LoadedTable) -> str:
+def dotted_name(table: LoadedTable) -> str:
     """The dotted name check globs match and alerts print (``mart.orders``; a bare metadata file: its directory)."""
     namespace, name = table_parts(table)
     return ".".join((*namespace, name))
@@ -44,7 +44,7 @@ def checks_job_name(table: LoadedTable) -> str:
 
 def rules_for(table: LoadedTable, settings: Settings, config: ChecksConfig | None = None) -> RuleSet:
     """The table's rules: from ``config`` (else the ``checks`` setting), the default set when none names it."""
-    return (config or checks_config(settings.checks)).rules_for(table_name(table))
+    return (config or checks_config(settings.checks)).rules_for(dotted_name(table))
 
 
 def assertions_facet(assertions: Sequence[Assertion]) -> dqa.DataQualityAssertionsDatasetFacet:
@@ -105,7 +105,7 @@ def schema_alert_run(
     query = fb.external_query_facet(summary)
     version = None if snapshot is not None else (md.metadata_location or "").rsplit("/", 1)[-1] or None
     versions = [s for sid, s in sorted(md.schemas.items()) if old.schema_id < sid <= new.schema_id] or [new]
-    alerts = schema_alerts(assertions, table=table_name(table), table_uuid=md.identity, schemas=versions,
+    alerts = schema_alerts(assertions, table=dotted_name(table), table_uuid=md.identity, schemas=versions,
                            snapshot_id=snapshot_id, metadata_version=version,
                            engine=summary.get("engine-name") or engine, app=query.externalQueryId if query else None)
     when_ms = snapshot.timestamp_ms if snapshot is not None else (md.last_updated_ms or 0)
@@ -140,7 +140,7 @@ def table_alert_runs(
 ) -> tuple[tuple[Alert, ...], list[RunEvent]]:
     """The schema alerts of one commit, against the schema the table had before it (``before``): a metadata-only
     commit by its metadata file, each new snapshot by its id, and the events of their checks runs (each START, then
-    COMPLETE: :func:`~iceberg_lineage.lineage.events.started`). The hook and the REST bridge both ask this."""
+    COMPLETE: :func:`~iceberg_lineage.lineage.events.with_start`). The hook and the REST bridge both ask this."""
     md = table.metadata
     found: list[tuple[tuple[Alert, ...], RunEvent | None]] = []
     if not snapshot_ids:
@@ -150,7 +150,7 @@ def table_alert_runs(
         snapshot = md.snapshot_by_id(snapshot_id)
         before = md.schema_for(snapshot) if snapshot is not None else before
     return (tuple(a for alerts, _ in found for a in alerts),
-            all_started((e for _, e in found if e is not None), settings))
+            all_with_start((e for _, e in found if e is not None), settings))
 
 
 def commit_alert_runs(commit: Commit, settings: Settings) -> tuple[tuple[Alert, ...], list[RunEvent]]:

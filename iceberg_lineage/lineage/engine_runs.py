@@ -29,7 +29,7 @@ from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage import events as ev
 from iceberg_lineage.lineage import facets as fb
 from iceberg_lineage.lineage.facets import COMMIT_REPORT_KEY
-from iceberg_lineage.lineage.pyiceberg import scan_run_event
+from iceberg_lineage.lineage.captures import scan_run_event
 from iceberg_lineage.lineage.runs import (
     APPLICATION_KEYS, RunRef, application_of, application_ref, application_run_id, dataset_key,
 )
@@ -107,7 +107,7 @@ def scan_input(table: LoadedTable, report: ScanReport, settings: Settings) -> In
 def scan_run(table: LoadedTable, report: ScanReport, settings: Settings) -> list[RunEvent]:
     """A scan report without an application id: a run of its own, job ``<ns>.<table>.scan``, START (unless
     ``events.start_events`` is off) and COMPLETE."""
-    return ev.started(scan_run_event(table, scan_input(table, report, settings), settings), settings)
+    return ev.with_start(scan_run_event(table, scan_input(table, report, settings), settings), settings)
 
 
 # -- the application's own run ---------------------------------------------------------------------------------------

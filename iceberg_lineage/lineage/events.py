@@ -226,7 +226,7 @@ def start_event(terminal: RunEvent, started_at: dt.datetime | None = None) -> Ru
     )
 
 
-def started(terminal: RunEvent, settings: Settings, started_at: dt.datetime | None = None) -> list[RunEvent]:
+def with_start(terminal: RunEvent, settings: Settings, started_at: dt.datetime | None = None) -> list[RunEvent]:
     """A run we start, as it is sent: its START (:func:`start_event`, unless ``events.start_events`` is off), then
     its terminal event. Both are deterministic where the run is, so a re-sent pair is identical to the first."""
     return _paired(terminal, settings.events.start_events, started_at)
@@ -236,9 +236,9 @@ def _paired(terminal: RunEvent, start: bool, started_at: dt.datetime | None = No
     return [start_event(terminal, started_at), terminal] if start else [terminal]
 
 
-def all_started(terminals: Iterable[RunEvent], settings: Settings) -> list[RunEvent]:
-    """:func:`started` of each run, in order."""
-    return [e for terminal in terminals for e in started(terminal, settings)]
+def all_with_start(terminals: Iterable[RunEvent], settings: Settings) -> list[RunEvent]:
+    """:func:`with_start` of each run, in order."""
+    return [e for terminal in terminals for e in with_start(terminal, settings)]
 
 
 def owned_run_events(event: RunEvent, owner: Ownership, *, start: bool = True,
@@ -270,7 +270,7 @@ def snapshot_runs(
     executor: Any = None, cache: Any = None,
 ) -> dict[int, list[RunEvent]]:
     """The events each snapshot's run is reported with, as the scanner and the REST bridge send them: START and
-    COMPLETE of its run (:func:`started`, :func:`snapshot_run_event`) at ``depth``, or for a snapshot in ``owners``
+    COMPLETE of its run (:func:`with_start`, :func:`snapshot_run_event`) at ``depth``, or for a snapshot in ``owners``
     (tagged by the hook) the rebuild of its owner's events (:func:`owned_run_events`)."""
     history = table_history(table, depth=depth, columns=settings.column_stats,  # type: ignore[arg-type]
                             snapshot_ids=list(snapshot_ids), executor=executor, cache=cache)
@@ -279,7 +279,7 @@ def snapshot_runs(
         event = snapshot_run_event(table, stats, settings, capture_time=capture_time)
         owner = (owners or {}).get(stats.snapshot_id)
         runs[stats.snapshot_id] = (owned_run_events(event, owner, start=settings.events.start_events)
-                                   if owner is not None else started(event, settings))
+                                   if owner is not None else with_start(event, settings))
     return runs
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from iceberg_lineage.config import Settings, load_settings
-from iceberg_lineage.notebook import html as h
+import iceberg_lineage.notebook.html as h
 from iceberg_lineage.notebook.session import EmittedEvent, EventLog
 from iceberg_lineage.read.catalogs import CatalogSpec
 from iceberg_lineage.read.source import catalog_type_of

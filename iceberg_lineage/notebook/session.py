@@ -26,7 +26,7 @@ from iceberg_lineage.delivery.transports import Sendable, tapped
 from iceberg_lineage.hook import observe
 from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.jobs import JobsReport, jobs_of_events
-from iceberg_lineage.notebook import html as h
+import iceberg_lineage.notebook.html as h
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog

@@ -261,7 +261,7 @@ def _sanitized(request: Any) -> Any:
 
 def _lifecycle(event: RunEvent, settings: Settings) -> list[Item]:
     """A lifecycle run as sent: START (unless ``events.start_events`` is off) and COMPLETE, no snapshot each."""
-    return [Built(e) for e in ev.started(event, settings)]
+    return [Built(e) for e in ev.with_start(event, settings)]
 
 
 def _identifier(raw: Any) -> tuple[str, ...] | None:

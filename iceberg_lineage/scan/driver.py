@@ -26,7 +26,7 @@ from iceberg_lineage.scan.lifecycle import LifecycleChange, change_events, recor
 from iceberg_lineage.scan.sinks import ADVANCING, Sink, taken
 from iceberg_lineage.scan.summary import DeliveryPhase, Gap, ScanSummary, TableFailure, TableOutcome, TableStatus
 from iceberg_lineage.scan.task import MODES, Mode, PendingEvent, TableResult, TableTask
-from iceberg_lineage.state.store import EmittedSnapshot, StateStore, TableRecord, TrackedTable, Watermark
+from iceberg_lineage.state.store import EmittedSnapshot, StateStore, TrackedTable, Watermark
 from iceberg_lineage.stats.model import DEPTHS
 from iceberg_lineage.stats.parallel import open_executor
 
@@ -62,12 +62,12 @@ def scan(
 ) -> ScanSummary:
     """Scan the catalogs, send new events through ``sink`` and advance ``state`` (unless it is read-only).
 
-    ``own_run``: the scan also sends a run of its own (:mod:`~iceberg_lineage.lineage.scanner`, job
+    ``own_run``: the scan also sends a run of its own (:mod:`~iceberg_lineage.lineage.scan_run`, job
     ``<job namespace>.scan``) through the same sink: START now (unless ``events.start_events`` is off), then
     COMPLETE when the summary's exit code is 0, FAIL otherwise (or when the scan stops with an exception), carrying
     the summary. ``iceberg-lineage scan`` sends it; a preview (``preview_scan``) does not."""
     # openlineage-python: heavy; imported once a scan runs (every table's events need it), never at CLI start-up
-    from iceberg_lineage.lineage.scanner import scanner_end_event, scanner_run, scanner_start_event
+    from iceberg_lineage.lineage.scan_run import scanner_end_event, scanner_run, scanner_start_event
     from iceberg_lineage.lineage.serde import to_json
 
     run = _Driver(options, settings, state, sink, on_outcome)
@@ -220,10 +220,9 @@ class _Driver:
         current = sent[-1][0].snapshot_id if not history and sent else None
         if not self.state.readonly and (recorded or current is not None or previous is None or previous.dropped
                                         or previous.metadata_location != result.metadata_location):
-            self.state.record(TableRecord(
-                result.identity, result.catalog, name, result.location or "", result.metadata_location,
-                recorded, current,
-            ))
+            self.state.record(TrackedTable(
+                result.identity, result.catalog, name, result.location or "", result.metadata_location, current,
+            ), recorded)
         accepted = [i for i, statuses in sent if "rejected" not in statuses]
         outcome = dataclasses.replace(
             base, status="updated" if sent else "unchanged", failure=None, gap=gap,

@@ -37,7 +37,7 @@ class LifecycleChange:
 def change_events(change: LifecycleChange, settings: Settings, when: dt.datetime) -> list[str]:
     """The change's run as JSON, START (unless ``events.start_events`` is off) and COMPLETE: a RENAME describes the
     table under its new name, a DROP the table that is gone."""
-    from iceberg_lineage.lineage.events import lifecycle_event, started
+    from iceberg_lineage.lineage.events import lifecycle_event, with_start
     from iceberg_lineage.lineage.serde import to_json
 
     if change.kind == "RENAME":
@@ -46,7 +46,7 @@ def change_events(change: LifecycleChange, settings: Settings, when: dt.datetime
                                 event_time=when)
     else:
         event = lifecycle_event(_tombstone(change.catalog, change.tracked), "DROP", settings, event_time=when)
-    return [to_json(e) for e in started(event, settings)]
+    return [to_json(e) for e in with_start(event, settings)]
 
 
 def record_change(state: StateStore, change: LifecycleChange) -> None:

@@ -109,7 +109,7 @@ def _current_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
     snapshot's run, with its START), unless it is the one sent last time."""
     from openlineage.client.event_v2 import RunEvent
 
-    from iceberg_lineage.lineage.events import started
+    from iceberg_lineage.lineage.events import with_start
     from iceberg_lineage.lineage.profiles import current_state_event
     from iceberg_lineage.lineage.serde import to_json
 
@@ -119,7 +119,7 @@ def _current_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
         return ()
     stats = snapshot_stats(table, sid, depth=task.depth, columns=task.settings.column_stats, executor=manifest_pool())
     event = current_state_event(table, stats, task.settings, capture_time=task.capture_time)
-    built = started(event, task.settings) if isinstance(event, RunEvent) else [event]
+    built = with_start(event, task.settings) if isinstance(event, RunEvent) else [event]
     snap = md.snapshot_by_id(sid)
     return (PendingEvent(sid, snap.sequence_number, snap.timestamp_ms, None,  # type: ignore[union-attr]
                          tuple(to_json(e) for e in built)),)
@@ -136,7 +136,7 @@ def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
     events: dict[int, tuple[str, tuple[str, ...]]] = {}
     alerts: dict[int, tuple] = {}
     if to_walk:
-        from iceberg_lineage.lineage.events import snapshot_runs, started
+        from iceberg_lineage.lineage.events import snapshot_runs, with_start
         from iceberg_lineage.lineage.serde import to_json
 
         runs = snapshot_runs(table, to_walk, task.settings, depth=task.depth, owners=owners,
@@ -149,7 +149,7 @@ def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
             found, check = snapshot_alert_run(table, snapshot_id, task.settings)
             if check is not None:
                 run_id, texts = events[snapshot_id]
-                checks = tuple(to_json(e) for e in started(check, task.settings))
+                checks = tuple(to_json(e) for e in with_start(check, task.settings))
                 events[snapshot_id], alerts[snapshot_id] = (run_id, (*texts, *checks)), found
     items = []
     for s in new:

@@ -16,7 +16,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from iceberg_lineage.errors import ConfigError, IcebergLineageError
 
@@ -114,12 +114,8 @@ class TrackedTable:
     identifier: tuple[str, ...]
     location: str
     metadata_location: str | None
-    current_snapshot_id: int | None
-    dropped: bool
-
-
-#: The old name of :class:`TrackedTable` (the hook's capture of a table is another thing).
-TableState = TrackedTable
+    current_snapshot_id: int | None = None
+    dropped: bool = False
 
 
 @dataclass(frozen=True)
@@ -141,19 +137,6 @@ class EmittedSnapshot:
     timestamp_ms: int | None
     via: str  # "scan" | "hook"
     run_id: str | None
-
-
-@dataclass(frozen=True)
-class TableRecord:
-    """One table's advance, written in one transaction."""
-
-    identity: str
-    catalog: str
-    identifier: tuple[str, ...]
-    location: str
-    metadata_location: str | None
-    snapshots: tuple[EmittedSnapshot, ...] = ()
-    current_snapshot_id: int | None = None
 
 
 class StateStore:
@@ -245,25 +228,26 @@ class StateStore:
         return [EmittedSnapshot(*r) for r in rows]
 
     # -- writes ------------------------------------------------------------------------------------------------------
-    def record(self, rec: TableRecord) -> None:
-        """Upsert the table (name, location, un-dropped) and add its newly emitted snapshots, atomically."""
+    def record(self, table: TrackedTable, snapshots: Iterable[EmittedSnapshot] = ()) -> None:
+        """One table's advance, in one transaction: upsert its row (a ``current_snapshot_id`` of ``None`` keeps the
+        recorded one) and add its newly emitted snapshots."""
         self._check_writable()
         now = time.time()
         with self._db:
             self._db.execute(
                 "INSERT INTO tables (identity, catalog, identifier, location, metadata_location, current_snapshot_id,"
-                " dropped, updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT(identity) DO UPDATE SET"
+                " dropped, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(identity) DO UPDATE SET"
                 " catalog=excluded.catalog, identifier=excluded.identifier, location=excluded.location,"
                 " metadata_location=excluded.metadata_location,"
                 " current_snapshot_id=COALESCE(excluded.current_snapshot_id, tables.current_snapshot_id),"
-                " dropped=0, updated_at=excluded.updated_at",
-                (rec.identity, rec.catalog, _ident(rec.identifier), rec.location, rec.metadata_location,
-                 rec.current_snapshot_id, now),
+                " dropped=excluded.dropped, updated_at=excluded.updated_at",
+                (table.identity, table.catalog, _ident(table.identifier), table.location, table.metadata_location,
+                 table.current_snapshot_id, int(table.dropped), now),
             )
             self._db.executemany(
                 "INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(rec.identity, s.snapshot_id, s.sequence_number, s.timestamp_ms, s.via, s.run_id, now)
-                 for s in rec.snapshots],
+                [(table.identity, s.snapshot_id, s.sequence_number, s.timestamp_ms, s.via, s.run_id, now)
+                 for s in snapshots],
             )
 
     def record_delivered(self, identity: str, run_ids: Mapping[int, str]) -> None:

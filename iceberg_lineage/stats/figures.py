@@ -14,10 +14,8 @@ from iceberg_lineage.read.metadata import Field, MetadataFile, Snapshot
 from iceberg_lineage.read.metadata_json import LONG_MAX, shown
 from iceberg_lineage.read.modes import ModeHistory
 from iceberg_lineage.stats.model import ColumnStats, FileSizeStats
-from iceberg_lineage.stats.partials import (
-    ALL_NULL, HI, HI_N, LO, LO_N, MAX_LO, N_N, N_SUM, NAN_N, NAN_SUM, V_N, V_SUM, C_DATA_BYTES, C_DATA_FILES, C_DELETE_BYTES,
-    C_DELETE_FILES, C_RECORDS, Partial, path_hash,
-)
+from iceberg_lineage.stats.partials import Partial, path_hash
+from iceberg_lineage.stats.tallies import ChangeTally
 
 
 def _summary_count(summary: Mapping[str, str], key: str) -> tuple[int | None, str | None]:
@@ -123,14 +121,13 @@ def from_manifest_list(fig: Figures, manifests: list[ManifestFile], snapshot_id:
         fig.offer("live_records", fig.values.get("records"), fig.sources.get("records", "manifest_list"))
 
 
-def _changes(parts: Iterable[Partial], snapshot_id: int) -> tuple[list[int], list[int]]:
+def _changes(parts: Iterable[Partial], snapshot_id: int) -> tuple[ChangeTally, ChangeTally]:
     """What this snapshot added and removed, from the entries its manifests record against its id."""
-    added, removed = [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]
+    added, removed = ChangeTally(), ChangeTally()
     for p in parts:
         for total, change in ((added, p.added.get(snapshot_id)), (removed, p.removed.get(snapshot_id))):
-            if change:
-                for i, v in enumerate(change):
-                    total[i] += v
+            if change is not None:
+                total.merge(change)
     return added, removed
 
 
@@ -158,14 +155,14 @@ def from_entries(fig: Figures, p: Partial, parts: list[Partial], snapshot_id: in
     fig.offer("delete_files_size_bytes", delete_bytes, e)
     fig.offer("total_files_size_bytes", p.data_bytes + delete_bytes, e)
     added, removed = _changes(parts, snapshot_id)
-    fig.offer("added_data_files", added[C_DATA_FILES], e)
-    fig.offer("removed_data_files", removed[C_DATA_FILES], e)
-    fig.offer("added_delete_files", added[C_DELETE_FILES], e)
-    fig.offer("removed_delete_files", removed[C_DELETE_FILES], e)
-    fig.offer("added_records", added[C_RECORDS], e)
-    fig.offer("removed_records", removed[C_RECORDS], e)
-    fig.offer("added_files_size_bytes", added[C_DATA_BYTES] + added[C_DELETE_BYTES], e)
-    fig.offer("removed_files_size_bytes", removed[C_DATA_BYTES] + removed[C_DELETE_BYTES], e)
+    fig.offer("added_data_files", added.data_files, e)
+    fig.offer("removed_data_files", removed.data_files, e)
+    fig.offer("added_delete_files", added.delete_files, e)
+    fig.offer("removed_delete_files", removed.delete_files, e)
+    fig.offer("added_records", added.records, e)
+    fig.offer("removed_records", removed.records, e)
+    fig.offer("added_files_size_bytes", added.data_bytes + added.delete_bytes, e)
+    fig.offer("removed_files_size_bytes", removed.data_bytes + removed.delete_bytes, e)
     if p.pos_files == 0 and p.eq_files == 0:
         records = fig.values.get("records")
         if p.dv_files == 0:
@@ -208,33 +205,34 @@ def column_stats(md: MetadataFile, snapshot: Snapshot, p: Partial, columns: Colu
             continue
         col = p.columns.get(f.id)
 
-        def complete(count_slot: int, files_slot: int) -> int | None:
+        def complete(count: str, files: str) -> int | None:
             if col is None or n == 0:
                 return 0 if n == 0 else None
-            return col[count_slot] if col[files_slot] == n else None
+            return getattr(col, count) if getattr(col, files) == n else None
 
         lo = hi = None
         if col is not None and columns.with_bounds and n:
             # exact when every file has a bound or holds only nulls in this column
-            if col[LO_N] + col[ALL_NULL] >= n:
-                lo = col[LO]
-            if col[HI_N] + col[ALL_NULL] >= n:
-                hi = col[HI]
-        lower_cut, upper_cut = truncation(f, name, lo, hi, col[MAX_LO] if col else None, p, modes)
+            if col.lower_files + col.all_null_files >= n:
+                lo = col.lower
+            if col.upper_files + col.all_null_files >= n:
+                hi = col.upper
+        lower_cut, upper_cut = truncation(f, name, lo, hi, col.max_lower if col else None, p, modes)
         out[name] = ColumnStats(
             field_id=f.id,
             name=name,
             type=f.type,
-            value_count=complete(V_SUM, V_N),
-            null_count=complete(N_SUM, N_N),
+            value_count=complete("values", "value_files"),
+            null_count=complete("nulls", "null_files"),
             # Iceberg counts NaN in float and double columns only; elsewhere there is no such figure
-            nan_count=complete(NAN_SUM, NAN_N) if f.type in ("float", "double") else None,
+            nan_count=complete("nans", "nan_files") if f.type in ("float", "double") else None,
             min=lo,
             max=hi,
             distinct_count=ndv.get(f.id),
             lower_truncated=lower_cut,
             upper_truncated=upper_cut,
-            has_metrics=bool(col and (col[V_N] or col[N_N] or col[NAN_N] or col[LO_N] or col[HI_N])),
+            has_metrics=bool(col and (col.value_files or col.null_files or col.nan_files or col.lower_files
+                                     or col.upper_files)),
         )
     return out, tuple(omitted)
 

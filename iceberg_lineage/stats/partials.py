@@ -13,13 +13,8 @@ from typing import Iterable, Iterator
 from iceberg_lineage.read.bounds import TRUNCATABLE, BoundDecodeError, Decoder, decoder_for, sort_key, valid_lengths
 from iceberg_lineage.errors import ManifestError
 from iceberg_lineage.read.manifests import ADDED, DATA, DELETED, EQUALITY_DELETES, EXISTING, POSITION_DELETES
+from iceberg_lineage.stats.tallies import ChangeTally, ColumnTally
 
-# Column accumulator slots (a list, because this is the per-entry hot path). ``MAX_LO`` is the greatest lower
-# bound, kept for types Iceberg may truncate: an upper bound equal to it is a value, so it is exact.
-V_SUM, V_N, N_SUM, N_N, NAN_SUM, NAN_N, LO, HI, LO_N, HI_N, ALL_NULL, MAX_LO = range(12)
-
-# Change accumulator slots, per snapshot id.
-C_DATA_FILES, C_RECORDS, C_DATA_BYTES, C_DELETE_FILES, C_DELETE_BYTES = range(5)
 
 
 @dataclass(frozen=True)
@@ -84,9 +79,9 @@ class Partial:
     partition_files: dict[int, int] = field(default_factory=dict)
     #: Live records per (spec id, partition), only when the context asks for them.
     partition_rows: dict[tuple, int] | None = None
-    columns: dict[int, list] = field(default_factory=dict)
-    added: dict[int, list] = field(default_factory=dict)
-    removed: dict[int, list] = field(default_factory=dict)
+    columns: dict[int, ColumnTally] = field(default_factory=dict)
+    added: dict[int, ChangeTally] = field(default_factory=dict)
+    removed: dict[int, ChangeTally] = field(default_factory=dict)
     dv_refs: dict[str, int] = field(default_factory=dict)
     live_path_hashes: set[bytes] | None = None
     #: The snapshots that added the live data files with bounds: the metrics modes that applied are theirs.
@@ -120,9 +115,9 @@ class Partial:
         for fid, col in other.columns.items():
             mine = self.columns.get(fid)
             if mine is None:
-                self.columns[fid] = list(col)
+                self.columns[fid] = col.copy()
             else:
-                _merge_column(mine, col)
+                mine.merge(col)
         for path, rows in other.dv_refs.items():
             self.dv_refs[path] = self.dv_refs.get(path, 0) + rows
         self.file_snapshots |= other.file_snapshots
@@ -137,21 +132,10 @@ class Partial:
         for target, source in ((self.added, other.added), (self.removed, other.removed)):
             for sid, change in source.items():
                 mine = target.get(sid)
-                target[sid] = list(change) if mine is None else [a + b for a, b in zip(mine, change)]
+                target[sid] = change.copy() if mine is None else mine.merge(change)
         if other.live_path_hashes is not None:
             self.live_path_hashes = (self.live_path_hashes or set()) | other.live_path_hashes
         return self
-
-
-def _merge_column(mine: list, col: list) -> None:
-    for i in (V_SUM, V_N, N_SUM, N_N, NAN_SUM, NAN_N, LO_N, HI_N, ALL_NULL):
-        mine[i] += col[i]
-    if col[LO] is not None and (mine[LO] is None or col[LO] < mine[LO]):
-        mine[LO] = col[LO]
-    if col[HI] is not None and (mine[HI] is None or col[HI] > mine[HI]):
-        mine[HI] = col[HI]
-    if col[MAX_LO] is not None and (mine[MAX_LO] is None or col[MAX_LO] > mine[MAX_LO]):
-        mine[MAX_LO] = col[MAX_LO]
 
 
 def merge_all(partials: Iterable[Partial], base: Partial | None = None) -> Partial:
@@ -167,36 +151,19 @@ def path_hash(path: str) -> bytes:
     return hashlib.blake2b(path.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
-def _new_column() -> list:
-    return [0, 0, 0, 0, 0, 0, None, None, 0, 0, 0, None]
-
-
 #: Flush buffered bounds every this many entries: C-level ``min``/``max`` over a batch instead of a Python
 #: comparison per bound, with memory bounded by the batch.
 BOUND_BATCH = 2048
 
 
 def summarize_entries(entries: Iterator[dict], spec_id: int, ctx: PartialContext, path: str) -> Partial:
-    """The partial statistics of one manifest's entries. Pure: entries in, partial out."""
+    """The partial statistics of one manifest's entries. Pure: entries in, partial out.
+
+    Each entry counts as a live data file, a live delete file, and as a change of the snapshot that wrote it
+    (added or removed), as its status and content say; raw bounds are buffered and reduced in batches."""
     p = Partial()
-    columns = p.columns
-    decoders = ctx.decoders()
-    counted = {fid: columns.setdefault(fid, _new_column()) for fid in decoders}
-    bounded = {fid: decoder for fid, decoder in decoders.items() if decoder is not None}
-    lows: dict[int, list] = {fid: [] for fid in bounded}
-    highs: dict[int, list] = {fid: [] for fid in bounded}
-    best: dict[int, list] = {fid: [None, None, None] for fid in bounded}  # raw winning lower / upper / greatest lower
-    truncatable = ctx.truncatable()
-    file_snapshots = p.file_snapshots
-    histogram = p.histogram
-    threshold = ctx.small_file_threshold
-    parts: set = p.partitions.setdefault(spec_id, set())
-    part_rows: dict[tuple, int] | None = {} if ctx.partition_records else None
-    p.partition_rows = part_rows
-    hashes: set[bytes] | None = set() if ctx.collect_paths else None
-    p.live_path_hashes = hashes
+    live = _LiveDataFiles(p, spec_id, ctx, path)
     n_entries = 0
-    pending = 0
     for entry in entries:
         n_entries += 1
         df = entry["data_file"]
@@ -206,117 +173,158 @@ def summarize_entries(entries: Iterator[dict], spec_id: int, ctx: PartialContext
         size = df["file_size_in_bytes"]
         if type(rc) is not int or rc < 0 or rc > 1 << 62 or type(size) is not int or size < 0 or size > 1 << 62:
             raise ManifestError(f"invalid record_count {rc!r} or file_size_in_bytes {size!r}", file=path)
-        if content == DATA:
-            if status != DELETED:
-                p.data_files += 1
-                p.records += rc
-                p.data_bytes += size
-                if p.size_min is None or size < p.size_min:
-                    p.size_min = size
-                if p.size_max is None or size > p.size_max:
-                    p.size_max = size
-                bucket = 1 << size.bit_length()
-                histogram[bucket] = histogram.get(bucket, 0) + 1
-                if size < threshold:
-                    p.small_files += 1
-                partition = df.get("partition")
-                key = tuple(partition.values()) if partition else ()
-                parts.add(key)
-                if part_rows is not None:
-                    part_rows[(spec_id, key)] = part_rows.get((spec_id, key), 0) + rc
-                if hashes is not None:
-                    hashes.add(path_hash(df["file_path"]))
-                if counted:
-                    value_counts = df.get("value_counts") or ()
-                    _count_columns(df, value_counts, counted)
-                    if bounded:
-                        lower = df.get("lower_bounds") or ()
-                        for kv in lower:
-                            buf = lows.get(kv["key"])
-                            if buf is not None:
-                                buf.append(kv["value"])
-                        for kv in df.get("upper_bounds") or ():
-                            buf = highs.get(kv["key"])
-                            if buf is not None:
-                                buf.append(kv["value"])
-                        if len(lower) < len(value_counts):
-                            _count_all_null(df, value_counts, counted)
-                        file_snapshots.add(entry.get("snapshot_id"))
-                        pending += 1
-                        if pending == BOUND_BATCH:
-                            _flush_bounds(lows, highs, best, counted, bounded, truncatable, path)
-                            pending = 0
-        else:
-            if content == POSITION_DELETES and str(df.get("file_format", "")).upper() == "PUFFIN":
-                size = df.get("content_size_in_bytes")  # a DV: its blob, not the shared Puffin file
-                if type(size) is not int or size < 0:
-                    raise ManifestError("deletion vector without content_size_in_bytes", file=path)
-                if status != DELETED:
-                    p.dv_files += 1
-                    p.dv_rows += rc
-                    p.dv_bytes += size
-                    ref = df.get("referenced_data_file")
-                    if ref:
-                        p.dv_refs[ref] = p.dv_refs.get(ref, 0) + rc
-            elif content == POSITION_DELETES:
-                if status != DELETED:
-                    p.pos_files += 1
-                    p.pos_rows += rc
-                    p.pos_bytes += size
-            elif content == EQUALITY_DELETES:
-                if status != DELETED:
-                    p.eq_files += 1
-                    p.eq_rows += rc
-                    p.eq_bytes += size
-            else:
-                raise ManifestError(f"unknown data file content {content!r}", file=path)
+        if content != DATA:
+            size = _count_delete_file(p, df, content, status != DELETED, rc, size, path)
+        elif status != DELETED:
+            live.add(entry, df, rc, size)
         if status != EXISTING:
-            target = p.added if status == ADDED else p.removed
+            changes = p.added if status == ADDED else p.removed
             sid = entry.get("snapshot_id")
-            change = target.get(sid)
+            change = changes.get(sid)
             if change is None:
-                change = target[sid] = [0, 0, 0, 0, 0]
+                change = changes[sid] = ChangeTally()
             if content == DATA:
-                change[C_DATA_FILES] += 1
-                change[C_RECORDS] += rc
-                change[C_DATA_BYTES] += size
+                change.data_files += 1
+                change.records += rc
+                change.data_bytes += size
             else:
-                change[C_DELETE_FILES] += 1
-                change[C_DELETE_BYTES] += size
-    if pending:
-        _flush_bounds(lows, highs, best, counted, bounded, truncatable, path)
-    for fid, (lo_raw, hi_raw, max_lo_raw) in best.items():
-        col = counted[fid]
-        col[LO] = _decode(bounded[fid], lo_raw, fid, path)
-        col[HI] = _decode(bounded[fid], hi_raw, fid, path)
-        col[MAX_LO] = _decode(bounded[fid], max_lo_raw, fid, path)
+                change.delete_files += 1
+                change.delete_bytes += size
+    live.finish()
     p.entries = n_entries
-    p.partition_files[spec_id] = p.data_files
-    if not parts:
-        del p.partitions[spec_id]
     return p
 
 
-def _count_columns(df: dict, value_counts, counted: dict[int, list]) -> None:
+def _count_delete_file(p: Partial, df: dict, content: int, is_live: bool, rc: int, size: int, path: str) -> int:
+    """Count a delete file if it is live; its size as a change counts it (a DV's: its blob's, not the Puffin
+    file's, which other DVs share)."""
+    if content == POSITION_DELETES and str(df.get("file_format", "")).upper() == "PUFFIN":
+        size = df.get("content_size_in_bytes")
+        if type(size) is not int or size < 0:
+            raise ManifestError("deletion vector without content_size_in_bytes", file=path)
+        if is_live:
+            p.dv_files += 1
+            p.dv_rows += rc
+            p.dv_bytes += size
+            ref = df.get("referenced_data_file")
+            if ref:
+                p.dv_refs[ref] = p.dv_refs.get(ref, 0) + rc
+    elif content == POSITION_DELETES:
+        if is_live:
+            p.pos_files += 1
+            p.pos_rows += rc
+            p.pos_bytes += size
+    elif content == EQUALITY_DELETES:
+        if is_live:
+            p.eq_files += 1
+            p.eq_rows += rc
+            p.eq_bytes += size
+    else:
+        raise ManifestError(f"unknown data file content {content!r}", file=path)
+    return size
+
+
+class _LiveDataFiles:
+    """The live data files of one manifest, folded into its partial: counts and sizes, partitions, paths, and the
+    columns' counts; raw bounds are buffered and reduced every :data:`BOUND_BATCH` files (:func:`_flush_bounds`)
+    and decoded once at the end."""
+
+    def __init__(self, p: Partial, spec_id: int, ctx: PartialContext, path: str) -> None:
+        self.p = p
+        self.spec_id = spec_id
+        self.path = path
+        self.threshold = ctx.small_file_threshold
+        decoders = ctx.decoders()
+        self.counted = {fid: p.columns.setdefault(fid, ColumnTally()) for fid in decoders}
+        self.bounded = {fid: decoder for fid, decoder in decoders.items() if decoder is not None}
+        self.lows: dict[int, list] = {fid: [] for fid in self.bounded}
+        self.highs: dict[int, list] = {fid: [] for fid in self.bounded}
+        # the raw winning lower bound, upper bound and greatest lower bound of each bounded column
+        self.best: dict[int, list] = {fid: [None, None, None] for fid in self.bounded}
+        self.truncatable = ctx.truncatable()
+        self.parts: set = p.partitions.setdefault(spec_id, set())
+        p.partition_rows = {} if ctx.partition_records else None
+        p.live_path_hashes = set() if ctx.collect_paths else None
+        self.pending = 0
+
+    def add(self, entry: dict, df: dict, rc: int, size: int) -> None:
+        p = self.p
+        p.data_files += 1
+        p.records += rc
+        p.data_bytes += size
+        if p.size_min is None or size < p.size_min:
+            p.size_min = size
+        if p.size_max is None or size > p.size_max:
+            p.size_max = size
+        bucket = 1 << size.bit_length()
+        p.histogram[bucket] = p.histogram.get(bucket, 0) + 1
+        if size < self.threshold:
+            p.small_files += 1
+        partition = df.get("partition")
+        key = tuple(partition.values()) if partition else ()
+        self.parts.add(key)
+        if p.partition_rows is not None:
+            p.partition_rows[(self.spec_id, key)] = p.partition_rows.get((self.spec_id, key), 0) + rc
+        if p.live_path_hashes is not None:
+            p.live_path_hashes.add(path_hash(df["file_path"]))
+        if not self.counted:
+            return
+        value_counts = df.get("value_counts") or ()
+        _count_columns(df, value_counts, self.counted)
+        if self.bounded:
+            lower = df.get("lower_bounds") or ()
+            _buffer(lower, self.lows)
+            _buffer(df.get("upper_bounds") or (), self.highs)
+            if len(lower) < len(value_counts):
+                _count_all_null(df, value_counts, self.counted)
+            p.file_snapshots.add(entry.get("snapshot_id"))
+            self.pending += 1
+            if self.pending == BOUND_BATCH:
+                _flush_bounds(self.lows, self.highs, self.best, self.counted, self.bounded, self.truncatable, self.path)
+                self.pending = 0
+
+    def finish(self) -> None:
+        """Reduce the last buffered bounds, decode the winners, and count the partitions seen."""
+        if self.pending:
+            _flush_bounds(self.lows, self.highs, self.best, self.counted, self.bounded, self.truncatable, self.path)
+        for fid, (lo_raw, hi_raw, max_lo_raw) in self.best.items():
+            col, decoder = self.counted[fid], self.bounded[fid]
+            col.lower = _decode(decoder, lo_raw, fid, self.path)
+            col.upper = _decode(decoder, hi_raw, fid, self.path)
+            col.max_lower = _decode(decoder, max_lo_raw, fid, self.path)
+        self.p.partition_files[self.spec_id] = self.p.data_files
+        if not self.parts:
+            del self.p.partitions[self.spec_id]
+
+
+def _buffer(bounds, buffers: dict[int, list]) -> None:
+    """Append a data file's raw bounds to the buffers of the bounded columns."""
+    for kv in bounds:
+        buf = buffers.get(kv["key"])
+        if buf is not None:
+            buf.append(kv["value"])
+
+
+def _count_columns(df: dict, value_counts, counted: dict[int, ColumnTally]) -> None:
     """Fold one data file's value, null and NaN counts into the accumulators (hot path: keep it flat)."""
     for kv in value_counts:
         col = counted.get(kv["key"])
         if col is not None:
-            col[V_SUM] += kv["value"]
-            col[V_N] += 1
+            col.values += kv["value"]
+            col.value_files += 1
     for kv in df.get("null_value_counts") or ():
         col = counted.get(kv["key"])
         if col is not None:
-            col[N_SUM] += kv["value"]
-            col[N_N] += 1
+            col.nulls += kv["value"]
+            col.null_files += 1
     for kv in df.get("nan_value_counts") or ():
         col = counted.get(kv["key"])
         if col is not None:
-            col[NAN_SUM] += kv["value"]
-            col[NAN_N] += 1
+            col.nans += kv["value"]
+            col.nan_files += 1
 
 
-def _count_all_null(df: dict, value_counts, counted: dict[int, list]) -> None:
+def _count_all_null(df: dict, value_counts, counted: dict[int, ColumnTally]) -> None:
     """Columns that hold only nulls in this file: they need no bound for the aggregate min/max to stay exact.
     Only called for files where some column has no lower bound."""
     nulls = {kv["key"]: kv["value"] for kv in df.get("null_value_counts") or ()}
@@ -325,7 +333,7 @@ def _count_all_null(df: dict, value_counts, counted: dict[int, list]) -> None:
         fid = kv["key"]
         col = counted.get(fid)
         if col is not None and fid not in bounded and nulls.get(fid) == kv["value"]:
-            col[ALL_NULL] += 1
+            col.all_null_files += 1
 
 
 def _flush_bounds(
@@ -355,7 +363,10 @@ def _flush_bounds(
             if i == 0 and fid in truncatable:
                 top = max(buf)
                 winners[2] = top if winners[2] is None else max(winners[2], top)
-            counted[fid][LO_N + i] += len(buf)
+            if i == 0:
+                counted[fid].lower_files += len(buf)
+            else:
+                counted[fid].upper_files += len(buf)
             buf.clear()
 
 

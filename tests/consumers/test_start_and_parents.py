@@ -12,7 +12,7 @@ from openlineage.client.event_v2 import InputDataset, RunState
 
 from iceberg_lineage.config import Settings, load_settings
 from iceberg_lineage.lineage.engine_runs import Application, application_event
-from iceberg_lineage.lineage.events import snapshot_run_event, started
+from iceberg_lineage.lineage.events import snapshot_run_event, with_start
 from iceberg_lineage.lineage.profiles import TABLE_RUN_NAMESPACE
 from iceberg_lineage.lineage.shaping import shaped as shape
 from iceberg_lineage.lineage.runs import application_run_id
@@ -35,7 +35,7 @@ def run_pair(settings: Settings, app_id: str | None = None) -> list:
     figures = stats(loaded)
     if app_id is not None:
         figures = dataclasses.replace(figures, summary={**figures.summary, "spark.app.id": app_id})
-    return started(snapshot_run_event(loaded, figures, settings), settings)
+    return with_start(snapshot_run_event(loaded, figures, settings), settings)
 
 
 def sent(settings: Settings, app_id: str | None = None) -> list[dict]:
@@ -150,18 +150,17 @@ def event_stream(sql_catalog, tmp_path) -> list[dict]:
     import pyarrow as pa
 
     from iceberg_lineage.checks import check_table, emit_checks
-    from iceberg_lineage.cli.scan import run_scan
     from iceberg_lineage.delivery.client import make_client
     from iceberg_lineage.delivery.emitter import EMITTERS
     from iceberg_lineage.hook import observe
-    from iceberg_lineage.scan.driver import ScanOptions
+    from iceberg_lineage.scan import ScanOptions, scan_catalogs
     from pyiceberg.types import StringType
     from tests.support.scan import rows, spec_of, write_table
 
     settings = load_settings()
     options = ScanOptions(catalogs=(spec_of(sql_catalog),))
     write_table(sql_catalog, "db.plain", 2)
-    run_scan(options, settings, wait=False, progress=False)
+    scan_catalogs(options, settings)
     observe(sql_catalog, client=make_client())
     hooked = sql_catalog.create_table("db.hooked", schema=rows(0).schema)
     hooked.append(rows(0))
@@ -172,7 +171,7 @@ def event_stream(sql_catalog, tmp_path) -> list[dict]:
     sql_catalog.rename_table("db.hooked", "db.renamed")
     sql_catalog.drop_table("db.plain")
     assert EMITTERS.flush_all(30)
-    run_scan(options, settings, wait=False, progress=False)  # the DROP the scanner sees, and its own run
+    scan_catalogs(options, settings)  # the DROP the scanner sees, and its own run
     emit_checks([check_table(("db", "renamed"), settings, catalog=sql_catalog)], settings)
     lines = (tmp_path / ".iceberg-lineage" / "events.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines]

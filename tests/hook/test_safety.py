@@ -15,7 +15,7 @@ from openlineage.client.transport.http import HttpConfig, HttpTransport
 from pyiceberg.exceptions import CommitFailedException
 
 from iceberg_lineage.hook import reporter as hook
-from iceberg_lineage.lineage import pyiceberg as captures
+from iceberg_lineage.lineage import captures
 from iceberg_lineage.config import Settings
 from iceberg_lineage.delivery.delivery import Delivery
 from iceberg_lineage.delivery.replay import replay

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from iceberg_lineage.state.store import SCHEMA_VERSION, EmittedSnapshot, StateStore, TableRecord
+from iceberg_lineage.state.store import SCHEMA_VERSION, EmittedSnapshot, StateStore, TrackedTable
 
 #: The DDL of schema version 1, as state files were written before the ledger.
 OLD_DDL = """
@@ -42,8 +42,8 @@ def test_an_old_state_file_reads_as_an_empty_ledger_then_is_migrated_in_place(tm
         assert (watermark.emitted, watermark.last_sequence_number, watermark.hook_delivered) == ({11, 12}, 2, frozenset())
         assert state.find("lake", ("db", "t")).metadata_location == "/w/t/metadata/1.json"
         state.record_delivered("uuid-1", {13: "run-13"})
-        state.record(TableRecord("uuid-1", "lake", ("db", "t"), "/w/t", "/w/t/metadata/2.json",
-                                 (EmittedSnapshot(13, 3, 3000, "hook", "run-13"),)))
+        state.record(TrackedTable("uuid-1", "lake", ("db", "t"), "/w/t", "/w/t/metadata/2.json"),
+                     (EmittedSnapshot(13, 3, 3000, "hook", "run-13"),))
     assert SCHEMA_VERSION == 3  # 2: the ledger; 3: the proxy's applications (tests/proxy/test_tracker.py)
     assert sqlite3.connect(path).execute("SELECT value FROM meta").fetchone() == ("3",)
 

@@ -18,7 +18,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.support.processes import stop_process_group
+from tests.support.processes import stop_process_group, wait_started
 from tests.support.engines import INTEROP, _provision_error, require
 from tests.support.lineage_server import free_port
 
@@ -103,18 +103,8 @@ class KafkaBroker:
         from confluent_kafka.admin import AdminClient
 
         admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                raise RuntimeError(f"Kafka exited ({self._process.returncode}); see {self._log}")
-            try:
-                if _ready(admin.list_topics(timeout=1)):
-                    return
-            except Exception:  # noqa: BLE001 - not up yet
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"Kafka did not answer within {START_TIMEOUT_S:.0f} s; see {self._log}")
+        wait_started(self._process, lambda: _answers(admin), timeout=START_TIMEOUT_S, what="Kafka",
+                     output=lambda: f"see {self._log}", stop=self.stop)
 
     def stop(self) -> None:
         """Stop the broker (SIGTERM: a clean shutdown, its log kept), SIGKILL if it takes too long."""
@@ -171,6 +161,13 @@ def _end_offset(consumer, partition, deadline: float) -> int:
             if time.monotonic() >= deadline:  # NOT_LEADER_FOR_PARTITION, though not flagged retriable, passes
                 raise
             time.sleep(0.2)
+
+
+def _answers(admin) -> bool:
+    try:
+        return _ready(admin.list_topics(timeout=1))
+    except Exception:  # noqa: BLE001 - not up yet
+        return False
 
 
 def _ready(metadata) -> bool:

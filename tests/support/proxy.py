@@ -128,12 +128,7 @@ def catalog_env(name: str, properties: dict[str, str]) -> dict[str, str]:
             for key, value in properties.items()}
 
 
-def wait_until(condition: Any, timeout: float = 30.0) -> Any:
-    """Poll ``condition`` until it is truthy or ``timeout`` passed; its last value."""
-    deadline = time.monotonic() + timeout
-    while not (value := condition()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return value
+from tests.support.processes import wait_until  # noqa: E402 - the proxy and bridge tests import it from here
 
 
 def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:

@@ -12,14 +12,13 @@ import json
 import os
 import socket
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from tests.support.engines import INTEROP, _provision_error, require
 from tests.support.lineage_server import free_port
-from tests.support.processes import stop_process_group
+from tests.support.processes import log_tail, stop_process_group, wait_started
 
 SAIL_VENV = INTEROP / "sail" / "venv"
 START_TIMEOUT_S = 30.0
@@ -73,13 +72,8 @@ def start_sail(root: Path) -> tuple[subprocess.Popen, Sail]:
                                cwd=root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                env={**os.environ, "RUST_LOG": "warn"})
     log.close()
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while not _listening(port):
-        if process.poll() is not None or time.monotonic() > deadline:
-            stop_process_group(process)
-            tail = (root / "sail.log").read_text(errors="replace").strip().splitlines()[-1:]
-            raise RuntimeError(f"sail spark server did not start: {' '.join(tail) or 'no output'}")
-        time.sleep(0.1)
+    wait_started(process, lambda: _listening(port), timeout=START_TIMEOUT_S, what="sail spark server",
+                 output=log_tail(root / "sail.log"))
     return process, Sail(f"sc://127.0.0.1:{port}", root)
 
 

@@ -13,7 +13,6 @@ import os
 import shutil
 import sys
 import subprocess
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -24,7 +23,7 @@ from typing import Any
 import pytest
 from tests.support.engines import require
 from tests.support.lineage_server import free_port
-from tests.support.processes import stop_process_group
+from tests.support.processes import log_tail, stop_process_group, wait_started
 
 WAREHOUSE = "warehouse"  # the S3 Tables bucket the catalog serves (its REST prefix)
 ACCESS_KEY, SECRET_KEY = "lineage-admin", "seaweed-secret-4f9c"
@@ -100,13 +99,8 @@ def start_seaweed(root: Path) -> tuple[subprocess.Popen, Seaweed]:
                                start_new_session=True)
     log.close()
     server = Seaweed(f"http://127.0.0.1:{ports['s3.port.iceberg']}", f"http://127.0.0.1:{ports['s3.port']}", root)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while not _ready(server.uri):
-        if process.poll() is not None or time.monotonic() > deadline:
-            stop_process_group(process)
-            tail = (root / "weed.log").read_text(errors="replace").strip().splitlines()[-1:]
-            raise RuntimeError(f"weed mini did not start: {' '.join(tail) or 'no output'}")
-        time.sleep(0.1)
+    wait_started(process, lambda: _ready(server.uri), timeout=START_TIMEOUT_S, what="weed mini",
+                 output=log_tail(root / "weed.log"))
     return process, server
 
 

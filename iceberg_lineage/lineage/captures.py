@@ -5,7 +5,7 @@ Outside a run every snapshot is its own run, START and COMPLETE at the snapshot'
 rebuilds it from the snapshot's tag (job ``<ns>.<table>.pyiceberg``, the deterministic snapshot runId); every scan
 its own run (job ``<ns>.<table>.scan``), a metadata-only commit an ALTER run, a catalog operation a
 CREATE/DROP/RENAME run, and a commit that fails for good a FAIL run, each a START then its terminal event
-(:func:`~iceberg_lineage.lineage.events.started`; inside a run context the hook drops the STARTs). Each builder
+(:func:`~iceberg_lineage.lineage.events.with_start`; inside a run context the hook drops the STARTs). Each builder
 gives a list of events, so the hook queues any capture the same way.
 """
 from __future__ import annotations
@@ -123,7 +123,7 @@ def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
     """Per added snapshot, the events its tag's owner sends (:func:`~iceberg_lineage.lineage.events.owned_run_events`
     for a snapshot's own run; the bare snapshot event, made a RUNNING event by the hook, inside a run context); a
     create-transaction adds a CREATE run first, and a commit without snapshots is one ALTER run with the schema diff;
-    every run of its own gets its START (:func:`~iceberg_lineage.lineage.events.started`).
+    every run of its own gets its START (:func:`~iceberg_lineage.lineage.events.with_start`).
 
     Only the new snapshots and their parents are converted: no branch or tag can contain a brand-new snapshot
     except through the snapshots of the same commit, so their ``refs`` and ``staged`` stay exact.
@@ -134,10 +134,10 @@ def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
     table = commit.table.loaded(keep if commit.snapshot_ids else None)
     out: list[RunEvent] = []
     if commit.base is None:
-        out += ev.started(ev.lifecycle_event(table, "CREATE", settings, engine=COMMIT_ENGINE, run_id=new_run_id(),
+        out += ev.with_start(ev.lifecycle_event(table, "CREATE", settings, engine=COMMIT_ENGINE, run_id=new_run_id(),
                                              event_time=now()), settings)
     elif not commit.snapshot_ids:
-        out += ev.started(alter_event(table, commit.base, settings), settings)
+        out += ev.with_start(metadata_commit_event(table, commit.base, settings), settings)
     for snapshot_id in commit.snapshot_ids:
         if table.metadata.snapshot_by_id(snapshot_id) is None:
             continue
@@ -149,7 +149,7 @@ def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
         )
         began = fb.ms_to_datetime(stats.timestamp_ms)  # the commit's start; its COMPLETE is at its end
         if owner is None:  # untagged (no before_commit saw it): a run of its own
-            out += ev.started(event, settings, began)
+            out += ev.with_start(event, settings, began)
         elif owner.owner == "snapshot":
             out += ev.owned_run_events(event, owner, start=settings.events.start_events, started_at=began)
         else:  # a run context's snapshot: the bare event, made a RUNNING event of the context by the hook
@@ -157,7 +157,7 @@ def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
     return out
 
 
-def alter_event(table: LoadedTable, base: TableMetadata, settings: Settings) -> RunEvent:
+def metadata_commit_event(table: LoadedTable, base: TableMetadata, settings: Settings) -> RunEvent:
     """A metadata-only commit seen by the hook: :func:`~iceberg_lineage.lineage.events.alter_event` against the
     metadata the commit started from, as a fresh run of the hook's job."""
     return ev.alter_event(table, settings, base_refs=base.refs, base_schema_id=base.current_schema_id,
@@ -174,7 +174,7 @@ def failed_commit_events(failed: FailedCommit, settings: Settings) -> list[RunEv
         state = ev.dataset_event(job_table, None, settings).dataset
         outputs.append(OutputDataset(namespace=state.namespace, name=state.name, facets=state.facets))
     name = ev.job_name(job_table, COMMIT_ENGINE) if job_table else ".".join((*failed.identifier, COMMIT_ENGINE))
-    return ev.started(RunEvent(
+    return ev.with_start(RunEvent(
         eventType=RunState.FAIL,
         eventTime=fb.iso_time(failed.when),
         run=OLRun(runId=failed.run_id, facets={"errorMessage": failed.failure.facet()}),
@@ -203,7 +203,7 @@ def scan_events(scan: Scan, settings: Settings) -> list[RunEvent]:
     """A scan as its own run of job ``<ns>.<table>.scan``, START and COMPLETE, the table at the snapshot read as
     input."""
     table = scan.table.loaded()
-    return ev.started(scan_run_event(table, _scan_input(table, scan, settings), settings), settings)
+    return ev.with_start(scan_run_event(table, _scan_input(table, scan, settings), settings), settings)
 
 
 def scan_run_event(table: LoadedTable, dataset: InputDataset, settings: Settings) -> RunEvent:
@@ -222,7 +222,7 @@ def scan_run_event(table: LoadedTable, dataset: InputDataset, settings: Settings
 
 def catalog_events(change: CatalogChange, settings: Settings) -> list[RunEvent]:
     """A catalog operation as its own CREATE, DROP or RENAME run, START and COMPLETE."""
-    return ev.started(ev.lifecycle_event(
+    return ev.with_start(ev.lifecycle_event(
         change.table.loaded(), _LIFECYCLE[change.kind], settings,  # type: ignore[arg-type]
         previous_identifier=change.previous_identifier, engine=COMMIT_ENGINE, run_id=new_run_id(),
         event_time=change.when,

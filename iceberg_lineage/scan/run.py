@@ -1,0 +1,68 @@
+"""A whole scan with its I/O wired, the public entry (``iceberg_lineage.scan.scan_catalogs``, what ``iceberg-lineage
+scan`` and ``make run`` call): the run lock, the state store, the configured OpenLineage client and delivery (or
+stdout for a dry run), progress and notices on stderr."""
+from __future__ import annotations
+
+import sys
+from typing import Callable
+
+from iceberg_lineage.config import Settings, load_settings
+from iceberg_lineage.scan.driver import ScanOptions, scan
+from iceberg_lineage.scan.progress import Progress
+from iceberg_lineage.scan.sinks import delivery_sink, printing_sink
+from iceberg_lineage.scan.summary import ScanSummary, TableOutcome
+from iceberg_lineage.state.store import StateStore, acquire_lock
+
+
+def _notice(message: str) -> None:
+    print(f"iceberg-lineage: {message}", file=sys.stderr, flush=True)
+
+
+def scan_catalogs(options: ScanOptions, settings: Settings | None = None, *, wait: bool = False,
+                  progress: bool = False, observer: Callable[[TableOutcome], None] | None = None,
+                  ) -> tuple[ScanSummary, str]:
+    """Scan ``options.catalogs`` and send what is new; returns the summary and where the events went.
+
+    ``settings`` default to the configuration's (:func:`~iceberg_lineage.config.load_settings`). Another scan holding
+    the state's lock raises :class:`~iceberg_lineage.state.store.StateLockedError`, or with ``wait`` is waited for.
+    The scan sends its own run too (job ``<job namespace>.scan``, :func:`~iceberg_lineage.scan.driver.scan`).
+    ``observer`` sees every table's outcome too (``make run`` tabulates them)."""
+    settings = settings if settings is not None else load_settings()
+    with Progress(progress, sys.stderr) as shown:
+
+        def on_outcome(outcome: TableOutcome) -> None:
+            shown(outcome)
+            if observer is not None:
+                observer(outcome)
+
+        if options.dry_run:
+            with StateStore(settings.state.path, readonly=True) as store:
+                summary = scan(options, settings, store, printing_sink(sys.stdout.write), on_outcome=on_outcome,
+                               own_run=True)
+            return summary, "stdout (dry run: nothing sent, state untouched)"
+        from iceberg_lineage.delivery.client import describe_transport, disabled, make_client
+        from iceberg_lineage.delivery.delivery import Delivery
+
+        lock = acquire_lock(settings.state.path, wait=wait, on_wait=_notice)
+        try:
+            client = make_client()
+            delivery = Delivery(client, settings)
+            if disabled():
+                _notice("OpenLineage is disabled (OPENLINEAGE_DISABLED): nothing is sent and the state does not "
+                        "advance")
+            elif not delivery.synchronous:
+                _notice("warning: the async_http transport confirms nothing; a snapshot is recorded as emitted once "
+                        "queued, so a crash can lose queued events")
+            try:
+                with StateStore(settings.state.path) as store:
+                    summary = scan(options, settings, store, delivery_sink(delivery), on_outcome=on_outcome,
+                                   own_run=True)
+            finally:
+                delivery.close()
+                client.close()
+            events_to = describe_transport(client)
+            if delivery.stats.spooled:
+                events_to += f" ({delivery.stats.spooled} spooled to {delivery.spool_path}: run iceberg-lineage replay)"
+            return summary, events_to
+        finally:
+            lock.release()

@@ -1,0 +1,32 @@
+"""The state store's table rows: a recorded :class:`TrackedTable` reads back as it was written, a row recorded
+without a current snapshot keeps the one recorded before, and a dropped table is no longer found by name."""
+from __future__ import annotations
+
+from iceberg_lineage.state.store import EmittedSnapshot, StateStore, TrackedTable
+
+ORDERS = TrackedTable("uuid-1", "lake", ("db", "orders"), "/w/orders", "/w/orders/metadata/1.json", 11)
+
+
+def test_a_recorded_table_reads_back_with_its_snapshots(tmp_path):
+    emitted = (EmittedSnapshot(11, 1, 1000, "scan", "run-11"), EmittedSnapshot(10, 0, 900, "hook", None))
+    with StateStore(tmp_path / "state.db") as state:
+        state.record(ORDERS, emitted)
+    with StateStore(tmp_path / "state.db", readonly=True) as state:
+        assert state.get("uuid-1") == ORDERS
+        assert state.find("lake", ("db", "orders")) == ORDERS and list(state.tables("lake")) == [ORDERS]
+        assert state.emitted("uuid-1") == [emitted[1], emitted[0]]  # in commit order
+        assert (state.watermark("uuid-1").emitted, state.watermark("uuid-1").last_sequence_number) == ({10, 11}, 1)
+
+
+def test_no_current_snapshot_keeps_the_recorded_one_and_a_drop_hides_the_name(tmp_path):
+    later = TrackedTable("uuid-1", "lake", ("db", "orders"), "/w/orders", "/w/orders/metadata/2.json")
+    with StateStore(tmp_path / "state.db") as state:
+        state.record(ORDERS)
+        state.record(later)
+        assert state.get("uuid-1") == TrackedTable("uuid-1", "lake", ("db", "orders"), "/w/orders",
+                                                   "/w/orders/metadata/2.json", 11, False)
+        state.mark_dropped("uuid-1")
+        assert state.find("lake", ("db", "orders")) is None and list(state.tables("lake")) == []
+        assert state.get("uuid-1").dropped is True
+        state.record(later)  # seen again under its name: live again
+        assert state.find("lake", ("db", "orders")).dropped is False
