@@ -35,7 +35,7 @@ def check_upstream(upstream: str) -> None:
     """An http(s) URL without user information: aiohttp refuses to send an engine's ``Authorization`` beside
     credentials in the URL (every such request would fail), so they are refused at start, and never printed."""
     if not upstream.startswith(("http://", "https://")):
-        raise ConfigError("--upstream (proxy.upstream) must be an http:// or https:// URL")
+        raise ConfigError("--upstream must be an http:// or https:// URL")
     if "@" in urlsplit(upstream).netloc:
         raise ConfigError(f"--upstream must not carry user information ({strip_userinfo(upstream)} without it): "
                           "engines send their own Authorization; give the proxy's own credentials with "

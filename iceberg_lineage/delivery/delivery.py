@@ -82,7 +82,8 @@ class Delivery:
         if self._client is None:
             return self._count(DeliveryResult("disabled"))
         results = [self._send(part, unsent_reason) for part in self._shaped(event)]
-        return next((r for r in results if r.status != "delivered"), results[-1])
+        # none when the profile sends nothing for it (a START without a parent under openmetadata): nothing is owed
+        return next((r for r in results if r.status != "delivered"), DeliveryResult("delivered"))
 
     def _send(self, event: Event, unsent_reason: str | None) -> DeliveryResult:
         client = self._client

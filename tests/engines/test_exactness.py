@@ -21,6 +21,13 @@ from tests.support.iceberg_java import differences, lineage_stats, run_cli
 
 def compare(table, ignore: set[str] = frozenset()) -> dict[int, dict]:
     """Every snapshot of ``table`` through the CLI, compared figure by figure; returns the CLI's snapshots by id."""
+    ours, problems = compared(table, ignore)
+    assert problems == [], f"{table.name}:\n" + "\n".join(problems)
+    return ours
+
+
+def compared(table, ignore: set[str] = frozenset()) -> tuple[dict[int, dict], list[str]]:
+    """The CLI's snapshots of ``table`` by id, and every figure where they differ from Iceberg Java's."""
     ours = {s["snapshot_id"]: s for s in table.stats["snapshots"]}
     assert list(ours) == [s["snapshot_id"] for s in table.snapshots]
     problems = []
@@ -33,8 +40,7 @@ def compare(table, ignore: set[str] = frozenset()) -> dict[int, dict]:
         java = table.java[snapshot["snapshot_id"]]
         problems += [f"{snapshot['snapshot_id']} {snapshot['operation']} {line}"
                      for line in differences(mine, java, ignore)]
-    assert problems == [], f"{table.name}:\n" + "\n".join(problems)
-    return ours
+    return ours, problems
 
 
 def test_v2_merge_on_read_delete_update_merge(v2_merge_on_read):
@@ -124,6 +130,16 @@ def test_flink_tables(flink_tables):
 
 
 def test_trino_tables(trino_tables):
-    """Trino's CREATE, INSERT, DELETE, UPDATE, MERGE, ADD COLUMN, optimize and INSERT ... SELECT."""
+    """Trino's CREATE, INSERT, DELETE, UPDATE, MERGE, ADD COLUMN, optimize and INSERT ... SELECT.
+
+    SeaweedFS's ``metadata-log`` of ``a`` has holes (tests/engines/test_trino.py), so by the truncation rule the
+    modes that applied to its files are unknown: any ``truncate(N)`` could have cut a string bound. Where Iceberg Java
+    (the reference computes the flags knowing ``truncate(16)``) says a bound is whole, ours may then say "possibly
+    truncated", never the other way round; every other figure is equal."""
+    unknown_modes = []
     for table in trino_tables.tables.values():
-        compare(table)
+        _, problems = compared(table)
+        cautious = [p for p in problems if p.endswith("_truncated: ours True, Iceberg Java False")]
+        assert [p for p in problems if p not in cautious] == [], table.name
+        unknown_modes += [table.name] if cautious else []
+    assert "seaweed.trinons.a" in unknown_modes
