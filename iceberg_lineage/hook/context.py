@@ -86,7 +86,7 @@ class OpenRun:
 
 
 @dataclass(frozen=True)
-class RunEnd:
+class PendingRunEnd:
     """The queued end of a run: its final event is built on the emitter's thread after every item queued before
     it, so it lists every dataset they recorded."""
 
@@ -171,4 +171,4 @@ def run(
             failure = Failure.of(exc)
         raise
     finally:
-        opened.emitter.submit(RunEnd(opened, failure))
+        opened.emitter.submit(PendingRunEnd(opened, failure))

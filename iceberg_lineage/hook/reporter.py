@@ -79,7 +79,7 @@ def table_identity(metadata: Any) -> str:
 
 
 @dataclass(frozen=True)
-class Captured:
+class PendingCapture:
     """A capture record and the pure builder of its events, queued as data; ``events`` runs on the emitter's thread.
 
     Inside a run the events become RUNNING events of it, carrying their datasets (the run records them as they are
@@ -148,10 +148,10 @@ class OpenLineageMetricsReporter:
         """Queue a capture record with its builder, to the run's emitter inside a run, else to the client's."""
         ledger = self.settings.state.path if self.settings.hook.ledger else None
         if run is not None:
-            run.emitter.submit(Captured(build, record, self.settings, run=run, ledger=ledger))
+            run.emitter.submit(PendingCapture(build, record, self.settings, run=run, ledger=ledger))
             return
         emitter = EMITTERS.emitter_for(self.client, self.settings)
-        emitter.submit(Captured(build, record, self.settings, job_name=self.job_name, ledger=ledger))
+        emitter.submit(PendingCapture(build, record, self.settings, job_name=self.job_name, ledger=ledger))
 
     def report(self, report: Any) -> None:
         """ScanReports and CommitReports arrive through ``after_scan``/``after_commit`` with more context."""
@@ -201,7 +201,7 @@ class OpenLineageMetricsReporter:
         self._submit(run, commit_events, commit)
         if schema_changed(commit):  # its own checks run, outside any run context and under its own job name
             emitter = EMITTERS.emitter_for(self.client, self.settings)
-            emitter.submit(Captured(schema_alert_events, commit, self.settings))
+            emitter.submit(PendingCapture(schema_alert_events, commit, self.settings))
 
     def after_scan(self, outcome: ScanOutcome) -> None:
         table = outcome.table

@@ -1,6 +1,6 @@
-"""The lineage process's last stage: built events go to its emitter as a :class:`Batch` (data: the events, and per
-event the snapshot whose delivery it completes), and what became of each snapshot's COMPLETE is recorded in the
-proxy's part of the state file."""
+"""The lineage process's last stage: built events go to its emitter as a :class:`PendingBatch` (data: the events,
+and per event the snapshot whose delivery it completes), and what became of each snapshot's COMPLETE is recorded in
+the proxy's part of the state file."""
 from __future__ import annotations
 
 import logging
@@ -31,7 +31,7 @@ class Built(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Batch:
+class PendingBatch:
     """The proxy's item on the emitter (its :class:`~iceberg_lineage.delivery.emitter.Pending`): events already
     built, exported as one batch; once settled, each snapshot's status is recorded."""
 
@@ -58,6 +58,6 @@ class Outbox:
         if not built:
             return
         try:
-            self.emitter.submit(Batch(tuple(built), self.state))
+            self.emitter.submit(PendingBatch(tuple(built), self.state))
         except Exception as exc:  # noqa: BLE001 - lineage never stops the proxy
             log_once("queueing lineage events", exc)
