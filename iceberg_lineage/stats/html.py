@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from iceberg_lineage.stats.text import COLUMN_HEADINGS, column_row, figure_rows, format_value, human_bytes
-
-if TYPE_CHECKING:
-    from iceberg_lineage.stats.model import FileSizeStats, SnapshotStats, TableHistory
 
 _TABLE = '<table style="border-collapse:collapse;font-size:12px">'
 _CELL = "padding:1px 8px;text-align:{align};vertical-align:top"
@@ -54,13 +51,13 @@ def _when(ms: int) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _snapshot_title(stats: SnapshotStats) -> str:
+def _snapshot_title(stats: Any) -> str:
     refs = ", ".join(stats.refs) or ("staged" if stats.staged else "—")
     return escaped(f"snapshot {stats.snapshot_id} · {stats.operation or '?'} · {_when(stats.timestamp_ms)} · "
                    f"refs: {refs}")
 
 
-def _file_sizes(sizes: FileSizeStats) -> list[str]:
+def _file_sizes(sizes: Any) -> list[str]:
     return [html_title("data file sizes"), html_table(
         ("files", "min", "≈ median", "mean", "max", f"small (< {human_bytes(sizes.small_file_threshold)})"),
         [(escaped(sizes.count), escaped(human_bytes(sizes.min)), escaped(human_bytes(sizes.approx_median)),
@@ -69,7 +66,7 @@ def _file_sizes(sizes: FileSizeStats) -> list[str]:
     )]
 
 
-def snapshot_html(stats: SnapshotStats) -> str:
+def snapshot_html(stats: Any) -> str:
     """One SnapshotStats: its figures with where each came from, file sizes, partitions and per-column metrics."""
     parts = [html_title(_snapshot_title(stats))]
     if not stats.available:
@@ -98,7 +95,7 @@ def snapshot_html(stats: SnapshotStats) -> str:
     return f'<div class="iceberg-lineage-snapshot">{"".join(parts)}</div>'
 
 
-def history_html(history: TableHistory) -> str:
+def history_html(history: Any) -> str:
     """A TableHistory's snapshots in commit order, one row each; the current snapshot is bold."""
     info = history.table
     head = escaped(f"{info.name or info.location} · format v{info.format_version} · uuid {info.uuid} · "

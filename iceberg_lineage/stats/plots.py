@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from iceberg_lineage.stats.forms import declared_figures
 from iceberg_lineage.stats.text import human_bytes
@@ -17,8 +17,6 @@ from iceberg_lineage.stats.text import human_bytes
 if TYPE_CHECKING:
     from matplotlib.axis import Axis
     from matplotlib.figure import Figure
-
-    from iceberg_lineage.stats.model import SnapshotStats, TableHistory
 
 #: Marker per snapshot operation, so appends, overwrites and deletes read apart on every panel.
 OPERATION_MARKERS = {"append": "o", "overwrite": "s", "delete": "x", "replace": "D"}
@@ -63,7 +61,7 @@ def _counts_axis(axis: Axis) -> None:
     axis.set_major_locator(MaxNLocator(integer=True))
 
 
-def history_plot(history: TableHistory) -> Figure:
+def history_plot(history: Any) -> Figure:
     """A TableHistory's records, data files, total bytes and delete files over the snapshot timeline; markers by
     operation.
 
@@ -101,7 +99,7 @@ def history_plot(history: TableHistory) -> Figure:
     return fig
 
 
-def columns_plot(stats: SnapshotStats) -> Figure:
+def columns_plot(stats: Any) -> Figure:
     """A SnapshotStats' null fraction per column (nulls / values over live data files); columns without metrics are listed apart."""
     measured = [(name, c.null_count / c.value_count) for name, c in stats.columns.items()
                 if c.has_metrics and c.null_count is not None and c.value_count]
@@ -125,7 +123,7 @@ def columns_plot(stats: SnapshotStats) -> Figure:
     return fig
 
 
-def file_sizes_plot(stats: SnapshotStats) -> Figure:
+def file_sizes_plot(stats: Any) -> Figure:
     """A SnapshotStats' histogram of live data file sizes (power-of-two buckets) with the small-file threshold marked."""
     fig = _figure(7, 3.2)
     ax = fig.subplots()

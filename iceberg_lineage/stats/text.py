@@ -6,12 +6,9 @@ importing their classes.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from iceberg_lineage.stats.forms import bound_to_json, declared_figures
-
-if TYPE_CHECKING:
-    from iceberg_lineage.stats.model import ColumnStats, SnapshotStats
 
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
@@ -38,7 +35,7 @@ def human_bytes(n: int | float | None) -> str:
     return f"{n / 1024 ** exponent:.1f}".removesuffix(".0") + f" {_UNITS[exponent]}"
 
 
-def figure_rows(stats: SnapshotStats) -> list[tuple[str, str, str]]:
+def figure_rows(stats: Any) -> list[tuple[str, str, str]]:
     """``(label, value, source)`` of each shown figure of a SnapshotStats, in declaration order."""
     return [
         (figure.label, format_value(getattr(stats, name)), stats.sources.get(name, ""))
@@ -47,7 +44,7 @@ def figure_rows(stats: SnapshotStats) -> list[tuple[str, str, str]]:
     ]
 
 
-def column_row(name: str, column: ColumnStats) -> tuple[str, ...]:
+def column_row(name: str, column: Any) -> tuple[str, ...]:
     """The cells of one ColumnStats under :data:`COLUMN_HEADINGS`; ``…`` marks a bound that may be truncated."""
     nulls = None
     if column.null_count is not None and column.value_count:
