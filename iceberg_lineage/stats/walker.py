@@ -181,7 +181,7 @@ def snapshot_stats(
     cache: ManifestCache | None = None,
     small_file_threshold: int | None = None,
     partition_records: bool = False,
-    **open_kwargs: Any,
+    **open_kwargs: object,
 ) -> SnapshotStats:
     """Statistics of one snapshot (the current one by default) of a table reference (see :func:`open_table`).
 
@@ -218,7 +218,7 @@ def table_history(
     snapshot_ids: Iterable[int] | None = None,
     executor: Executor | None = None,
     cache: ManifestCache | None = None,
-    **open_kwargs: Any,
+    **open_kwargs: object,
 ) -> TableHistory:
     """Statistics of every snapshot (or of ``snapshot_ids``) in commit order.
 
