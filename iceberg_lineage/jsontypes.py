@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Union
 
-#: Any value ``json.loads`` can return (and ``json.dumps`` can write).
+#: Every value ``json.loads`` can return (and ``json.dumps`` can write).
 Json = Union[dict[str, "Json"], list["Json"], str, int, float, bool, None]
 #: A JSON object: metadata files, facets, event bodies.
 JsonObject = dict[str, Json]

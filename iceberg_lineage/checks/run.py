@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from iceberg_lineage.config import ColumnSelection, Settings
 from iceberg_lineage.errors import IcebergLineageError
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
 
     from iceberg_lineage.delivery.results import DeliveryStats
+    from iceberg_lineage.read.source import TableRef
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ def check_snapshot(table: LoadedTable, rules: RuleSet, settings: Settings, snaps
                       loaded=table, stats=stats)
 
 
-def check_table(ref: Any, settings: Settings, *, snapshot_id: int | None = None, config: ChecksConfig | None = None,
+def check_table(ref: TableRef, settings: Settings, *, snapshot_id: int | None = None, config: ChecksConfig | None = None,
                 now_ms: int | None = None, **open_kwargs: object) -> TableCheck:
     """Open a table reference (see :func:`~iceberg_lineage.read.source.open_table`) and check it with its rules
     (from ``config``, else the ``checks`` setting, else the default set)."""

@@ -149,7 +149,8 @@ class OpenLineageMetricsReporter:
         once, rather than on the commit path."""
         catalog_account(catalog)
 
-    def _submit(self, run: OpenRun | None, build: Callable[[Any, Settings], Sequence[RunEvent]], record: object) -> None:
+    def _submit(self, run: OpenRun | None, build: Callable[[Any, Settings], Sequence[RunEvent]],
+                record: object) -> None:
         """Queue a capture record with its builder, to the run's emitter inside a run, else to the client's."""
         ledger = self.settings.state.path if self.settings.hook.ledger else None
         if run is not None:

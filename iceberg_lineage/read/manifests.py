@@ -167,7 +167,8 @@ def _open(io: RelocatingIO, path: str, what: str) -> IO[bytes]:
         raise ManifestError(f"cannot read {what}: {exc}", file=path) from None
 
 
-def read_manifest_list(io: RelocatingIO, path: str, known: Mapping[str, ManifestFile] | None = None) -> list[ManifestFile]:
+def read_manifest_list(io: RelocatingIO, path: str,
+                       known: Mapping[str, ManifestFile] | None = None) -> list[ManifestFile]:
     """Read a manifest list. It is small (one row per manifest), so it is returned as a list.
 
     ``known`` holds rows already read from other lists, by manifest path: a manifest is immutable, and so is its
@@ -232,7 +233,8 @@ def _entry_plan(schema: Json, path: str) -> tuple[dict[str, str], dict[str, str]
 _ENTRY_PLANS: dict[bytes, tuple[dict[str, str], dict[str, str]]] = {}
 
 
-def iter_manifest_entries(io_: RelocatingIO, manifest: ManifestFile, byte_range: tuple[int, int] | None = None) -> Iterator[dict]:
+def iter_manifest_entries(io_: RelocatingIO, manifest: ManifestFile,
+                          byte_range: tuple[int, int] | None = None) -> Iterator[dict]:
     """Stream the entries of one manifest (or of its blocks starting in ``byte_range``) as dicts with canonical
     field names.
 

@@ -11,7 +11,7 @@ import os
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Mapping
+from typing import IO, TYPE_CHECKING, Any, Mapping, Union
 
 from iceberg_lineage.errors import CatalogError, ConfigError, MetadataError
 from iceberg_lineage.read.catalogs import AwsAccount, catalog_account, catalog_config, one_line
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from pyiceberg.table import Table
 
     from iceberg_lineage.jsontypes import JsonObject
+
+    #: What :func:`open_table` accepts: a table, a metadata path or table directory, or an identifier.
+    TableRef = Union["LoadedTable", Table, str, "os.PathLike[str]", tuple[str, ...]]
 
 #: Largest metadata.json we accept; anything bigger is hostile or broken, not a table.
 MAX_METADATA_BYTES = 256 * 1024 * 1024
@@ -348,7 +351,7 @@ def load_from_catalog(
 
 
 def open_table(
-    ref: LoadedTable | Table | str | os.PathLike[str] | tuple[str, ...],
+    ref: TableRef,
     *,
     catalog: str | Catalog | None = None,
 

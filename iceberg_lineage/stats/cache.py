@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import Executor
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import IO, TYPE_CHECKING, Callable, Iterable, Mapping
 
 from iceberg_lineage.errors import ManifestError
 from iceberg_lineage.read.manifests import ManifestFile, iter_manifest_entries, manifests_of_snapshot
@@ -86,7 +86,8 @@ class ManifestCache:
 
 
 def read_partial(
-    io: RelocatingIO | _LocalFiles, manifest: ManifestFile, ctx: PartialContext, byte_range: tuple[int, int] | None = None
+    io: RelocatingIO | _LocalFiles, manifest: ManifestFile, ctx: PartialContext,
+    byte_range: tuple[int, int] | None = None
 ) -> Partial:
     """The pure map step: one manifest's bytes (or its blocks starting in ``byte_range``) to partial statistics."""
     path = manifest.manifest_path
@@ -99,7 +100,8 @@ def read_partial(
 
 
 def fetch_partials(
-    io: RelocatingIO, manifests: Iterable[ManifestFile], ctx: PartialContext, cache: ManifestCache, executor: Executor | None
+    io: RelocatingIO, manifests: Iterable[ManifestFile], ctx: PartialContext, cache: ManifestCache,
+    executor: Executor | None
 ) -> dict[str, Partial]:
     """The partials of ``manifests`` by path: cached ones, and the others read once each, on ``executor`` if given,
     else here, with large local manifests split across worker processes."""
