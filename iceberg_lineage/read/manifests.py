@@ -8,7 +8,7 @@ at a time. Inherited values (snapshot id, sequence numbers) are filled from the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Iterator, Mapping
+from typing import IO, TYPE_CHECKING, Iterator, Mapping, Protocol
 
 from iceberg_lineage.errors import ManifestError, ManifestNotFoundError
 from iceberg_lineage.jsontypes import Json
@@ -17,6 +17,12 @@ from iceberg_lineage.read.files import local_path
 
 if TYPE_CHECKING:
     from iceberg_lineage.read.source import RelocatingIO
+
+    class FileOpener(Protocol):
+        """What a manifest is read through: a table's RelocatingIO, or a worker process's local files."""
+
+        def open(self, path: str) -> IO[bytes]: ...
+
 
 # Manifest content (manifest list field 517) and data file content (field 134).
 DATA, DELETES = 0, 1
@@ -157,7 +163,7 @@ def _list_plan(schema: Json) -> tuple[dict[str, str], str]:
 _LIST_PLANS: dict[bytes, tuple[dict[str, str], str]] = {}
 
 
-def _open(io: RelocatingIO, path: str, what: str) -> IO[bytes]:
+def _open(io: FileOpener, path: str, what: str) -> IO[bytes]:
     """Open a manifest or manifest list; a missing file is its own error type (an expired snapshot's list)."""
     try:
         return io.open(path)
@@ -233,7 +239,7 @@ def _entry_plan(schema: Json, path: str) -> tuple[dict[str, str], dict[str, str]
 _ENTRY_PLANS: dict[bytes, tuple[dict[str, str], dict[str, str]]] = {}
 
 
-def iter_manifest_entries(io_: RelocatingIO, manifest: ManifestFile,
+def iter_manifest_entries(io_: FileOpener, manifest: ManifestFile,
                           byte_range: tuple[int, int] | None = None) -> Iterator[dict]:
     """Stream the entries of one manifest (or of its blocks starting in ``byte_range``) as dicts with canonical
     field names.

@@ -18,6 +18,7 @@ from iceberg_lineage.stats.parallel import EXECUTORS
 from iceberg_lineage.stats.partials import Partial, PartialContext, merge_all, summarize_entries
 
 if TYPE_CHECKING:
+    from iceberg_lineage.read.manifests import FileOpener
     from iceberg_lineage.read.source import RelocatingIO
 
 
@@ -86,8 +87,7 @@ class ManifestCache:
 
 
 def read_partial(
-    io: RelocatingIO | _LocalFiles, manifest: ManifestFile, ctx: PartialContext,
-    byte_range: tuple[int, int] | None = None
+    io: FileOpener, manifest: ManifestFile, ctx: PartialContext, byte_range: tuple[int, int] | None = None
 ) -> Partial:
     """The pure map step: one manifest's bytes (or its blocks starting in ``byte_range``) to partial statistics."""
     path = manifest.manifest_path
