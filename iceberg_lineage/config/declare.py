@@ -250,7 +250,6 @@ def _strings(raw: object) -> tuple[str, ...]:
 
 
 def _mapping(raw: object) -> dict[str, str]:
-
     if raw is None:
         return {}
     if isinstance(raw, Mapping) and all(isinstance(v, (str, int, float, bool)) for v in raw.values()):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, TypeVar
-
 from uuid import UUID
 
 import attr

@@ -284,5 +284,4 @@ def _refs_before(table: LoadedTable, updates: Sequence[Json]) -> list[str]:
 
 
 def _summary(md: MetadataFile, snapshot_id: int) -> Mapping[str, str]:
-
     return md.snapshot_by_id(snapshot_id).summary

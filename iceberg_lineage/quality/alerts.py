@@ -38,7 +38,7 @@ class Alert:
     app: str | None
     text: str
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         """The webhook body: every field, ``text`` for a Slack-style incoming webhook to show as it is."""
         return {k: v for k, v in asdict(self).items() if v is not None}
 

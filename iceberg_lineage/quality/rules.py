@@ -80,7 +80,6 @@ def _globs(value: Json) -> tuple[str, ...]:
 
 
 def _schema_severity(value: Json) -> str:
-
     if value not in SCHEMA_SEVERITIES:
         raise ValueError(f"must be one of {', '.join(SCHEMA_SEVERITIES)}, not {value!r}")
     return value

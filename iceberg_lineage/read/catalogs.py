@@ -63,7 +63,6 @@ class CatalogCache:
 
     def __init__(self) -> None:
         self._catalogs: dict[CatalogSpec, Catalog] = {}
-
         self._lock = threading.Lock()
 
     def get(self, spec: CatalogSpec) -> Catalog:

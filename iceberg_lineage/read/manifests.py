@@ -274,7 +274,6 @@ def iter_manifest_entries(io_: FileOpener, manifest: ManifestFile,
 def manifests_of_snapshot(
     io: RelocatingIO,
     manifest_list: str | None,
-
     v1_manifests: tuple[str, ...] | None,
     known: Mapping[str, ManifestFile] | None = None,
 ) -> list[ManifestFile]:

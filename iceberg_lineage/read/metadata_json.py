@@ -201,7 +201,6 @@ def _parse_statistics(raw: list[Any]) -> tuple[StatisticsFile, ...]:
 
 
 def _parse(raw: Json, metadata_location: str | None) -> MetadataFile:
-
     if not isinstance(raw, Mapping):
         raise MetadataError("table metadata is not a JSON object", file=metadata_location)
     fv = raw.get("format-version")

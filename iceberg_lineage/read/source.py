@@ -354,7 +354,6 @@ def open_table(
     ref: TableRef,
     *,
     catalog: str | Catalog | None = None,
-
     properties: Mapping[str, str] | None = None,
     relocate: Mapping[str, str] | None = None,
 ) -> LoadedTable:

@@ -177,7 +177,6 @@ def from_entries(fig: Figures, p: Partial, parts: list[Partial], snapshot_id: in
 
 def truncation(f: Field, name: str, lo: object, hi: object, max_lo: object, p: Partial,
                modes: ModeHistory) -> tuple[bool, bool]:
-
     """Whether the aggregate lower and upper bound may be truncated: true unless the metadata rules it out (see the
     README's truncation rule).
 

@@ -17,7 +17,6 @@ from typing import Any, Callable, Collection, Literal, Mapping
 
 from iceberg_lineage.jsontypes import Json
 
-
 Form = Literal["snake", "camel"]
 SNAKE: Form = "snake"
 CAMEL: Form = "camel"

@@ -15,7 +15,6 @@ import math
 from importlib import resources
 from typing import TYPE_CHECKING, Any, ClassVar
 
-
 import attr
 from openlineage.client.facet_v2 import data_quality_metrics_dataset, data_quality_metrics_input_dataset
 from openlineage.client.generated.base import DatasetFacet
