@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
+from iceberg_lineage.jsontypes import JsonObject
 from iceberg_lineage.quality.assertions import Assertion
 from iceberg_lineage.quality.schema import introduced_in
 from iceberg_lineage.read.metadata import Schema
