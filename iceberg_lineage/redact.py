@@ -26,7 +26,7 @@ import re
 import threading
 import traceback
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import quote, unquote
 
 from iceberg_lineage.printable import printable, printable_lines
@@ -220,7 +220,7 @@ class SecretFilter(logging.Filter):
         self._lock = threading.Lock()
         self._secrets: frozenset[str] = frozenset()
         self._names: tuple[str, ...] = ()
-        self._previous_factory: Any = None
+        self._previous_factory: Callable[..., logging.LogRecord] | None = None
         self.add(secrets)
 
     def add(self, secrets: Iterable[str]) -> None:
@@ -251,7 +251,7 @@ class SecretFilter(logging.Filter):
                 return
             previous = self._previous_factory = logging.getLogRecordFactory()
 
-        def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        def factory(*args: object, **kwargs: object) -> logging.LogRecord:
             record = previous(*args, **kwargs)
             if _in_trees(record.name, self._names):
                 try:

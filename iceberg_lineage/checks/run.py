@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from iceberg_lineage.config import ColumnSelection, Settings
 from iceberg_lineage.errors import IcebergLineageError
@@ -22,6 +22,13 @@ from iceberg_lineage.read.catalogs import one_line, walk_namespaces
 from iceberg_lineage.read.source import LoadedTable, open_table
 from iceberg_lineage.stats import ManifestCache, snapshot_stats
 from iceberg_lineage.stats.model import DEPTHS, Depth, SnapshotStats
+
+if TYPE_CHECKING:
+    from openlineage.client import OpenLineageClient
+    from pyiceberg.catalog import Catalog
+
+    from iceberg_lineage.delivery.results import DeliveryStats
+    from iceberg_lineage.read.source import TableRef
 
 
 @dataclass(frozen=True)
@@ -104,15 +111,15 @@ def check_snapshot(table: LoadedTable, rules: RuleSet, settings: Settings, snaps
                       loaded=table, stats=stats)
 
 
-def check_table(ref: Any, settings: Settings, *, snapshot_id: int | None = None, config: ChecksConfig | None = None,
-                now_ms: int | None = None, **open_kwargs: Any) -> TableCheck:
+def check_table(ref: TableRef, settings: Settings, *, snapshot_id: int | None = None, config: ChecksConfig | None = None,
+                now_ms: int | None = None, **open_kwargs: object) -> TableCheck:
     """Open a table reference (see :func:`~iceberg_lineage.read.source.open_table`) and check it with its rules
     (from ``config``, else the ``checks`` setting, else the default set)."""
     table = open_table(ref, **open_kwargs)
     return check_snapshot(table, rules_for(table, settings, config), settings, snapshot_id, now_ms=now_ms)
 
 
-def check_catalog(catalog: Any, settings: Settings, *, namespaces: Sequence[str] = (),
+def check_catalog(catalog: Catalog, settings: Settings, *, namespaces: Sequence[str] = (),
                   config: ChecksConfig | None = None, now_ms: int | None = None) -> Iterator[TableCheck]:
     """Check every table of a PyIceberg catalog (or of ``namespaces``) at its current snapshot; a table that cannot
     be read is a :class:`TableCheck` with its ``error``, and the walk goes on."""
@@ -124,7 +131,7 @@ def check_catalog(catalog: Any, settings: Settings, *, namespaces: Sequence[str]
             yield _checked(identifier, catalog, settings, config, now_ms)
 
 
-def _checked(identifier: tuple[str, ...], catalog: Any, settings: Settings, config: ChecksConfig | None,
+def _checked(identifier: tuple[str, ...], catalog: Catalog, settings: Settings, config: ChecksConfig | None,
              now_ms: int | None) -> TableCheck:
     try:
         return check_table(identifier, settings, catalog=catalog, config=config, now_ms=now_ms)
@@ -141,7 +148,8 @@ def checks_events(results: Sequence[TableCheck], settings: Settings) -> list:
                         for r in results if r.loaded is not None), settings)
 
 
-def emit_checks(results: Sequence[TableCheck], settings: Settings, client: Any = None) -> Any:
+def emit_checks(results: Sequence[TableCheck], settings: Settings, client: OpenLineageClient | None = None
+                ) -> DeliveryStats:
     """Send the checks runs through the one delivery path; the delivery's counts."""
     from iceberg_lineage.delivery.client import make_client
     from iceberg_lineage.delivery.delivery import Delivery

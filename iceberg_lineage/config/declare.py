@@ -13,9 +13,11 @@ import types
 from collections import abc
 from dataclasses import dataclass, field, fields
 from functools import cache
-from typing import Any, Callable, Iterator, Literal, Mapping, Union, get_args, get_origin, get_type_hints
+from typing import Any, Callable, Iterator, Literal, Mapping, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from iceberg_lineage.errors import ConfigError
+
+T = TypeVar("T")
 
 ENV_PREFIX = "ICEBERG_LINEAGE__"
 _TRUE = ("true", "1", "yes", "on")
@@ -44,8 +46,8 @@ POSITIVE = Range(gt=0)
 NON_NEGATIVE = Range(ge=0)
 
 
-def setting(default: Any, doc: str, *, check: Range | None = None, secret: bool = False,
-            normalize: Callable[[Any], Any] | None = None, compare: bool = True) -> Any:
+def setting(default: T, doc: str, *, check: Range | None = None, secret: bool = False,
+            normalize: Callable[[T], T] | None = None, compare: bool = True) -> T:
     """One setting: its default, its reference line, its bounds; ``secret`` keeps it out of reprs and listings;
     ``normalize`` tidies a parsed value (a URI's trailing slash); ``compare=False`` for values that may not hash."""
     meta = {"doc": doc, "check": check, "secret": secret, "normalize": normalize}
@@ -54,7 +56,7 @@ def setting(default: Any, doc: str, *, check: Range | None = None, secret: bool 
     return field(default=default, repr=not secret, compare=compare, metadata=meta)
 
 
-def section(cls: type, doc: str) -> Any:
+def section(cls: type[T], doc: str) -> T:
     """A section of :class:`Settings`, defaulting to the section's own defaults."""
     return field(default_factory=cls, metadata={"doc": doc, "section": True})
 
@@ -77,8 +79,8 @@ class Declared:
 
     key: str
     attr: str
-    type: Any
-    default: Any
+    type: object
+    default: object
     doc: str
     check: Range | None
     secret: bool
@@ -97,7 +99,7 @@ class Declared:
         """The error message for a bad value: the key and what it takes, never the value."""
         return f"{self.key} must be {self.takes()}"
 
-    def parse(self, raw: Any) -> Any:
+    def parse(self, raw: object) -> object:
         """A value from YAML or text (the environment, a flag) as the declared type; ``ValueError`` if not one."""
         value = _parse(self.type, raw)
         if self.normalize is not None and value is not None:
@@ -106,7 +108,7 @@ class Declared:
             raise ValueError(self.key)
         return value
 
-    def valid(self, value: Any) -> bool:
+    def valid(self, value: object) -> bool:
         inner, optional = _unwrap(self.type)
         if value is None:
             return optional or inner is Any
@@ -155,7 +157,7 @@ def keys_of(cls: type) -> Mapping[str, Declared]:
     return {decl.key: decl for decl in settings_of(cls)}
 
 
-def parse_setting(cls: type, key: str, raw: Any) -> Any:
+def parse_setting(cls: type, key: str, raw: object) -> object:
     """A value for the dotted ``key`` of ``cls`` as its declared type; a :class:`ConfigError` naming the key, never
     the value."""
     decl = keys_of(cls).get(key)
@@ -167,7 +169,7 @@ def parse_setting(cls: type, key: str, raw: Any) -> Any:
         raise ConfigError(decl.expects()) from None
 
 
-def build(cls: type, values: Mapping[str, Any], base: Any = None) -> Any:
+def build(cls: type[T], values: Mapping[str, object], base: T | None = None) -> T:
     """``base`` (else the defaults) of ``cls`` with ``values`` (dotted keys, already parsed) put in."""
     kwargs = {}
     for decl in declared(cls):
@@ -180,7 +182,7 @@ def build(cls: type, values: Mapping[str, Any], base: Any = None) -> Any:
     return cls(**kwargs)
 
 
-def type_name(tp: Any) -> str:
+def type_name(tp: object) -> str:
     """A type in words, for error messages and the reference."""
     inner, optional = _unwrap(tp)
     if get_origin(inner) is Literal:
@@ -196,7 +198,7 @@ def type_name(tp: Any) -> str:
     return f"{name} or null" if optional else name
 
 
-def _unwrap(tp: Any) -> tuple[Any, bool]:
+def _unwrap(tp: object) -> tuple[object, bool]:
     """``X | None`` as ``(X, True)``; any other type as ``(type, False)``."""
     if get_origin(tp) in (Union, types.UnionType):
         args = [a for a in get_args(tp) if a is not type(None)]
@@ -204,7 +206,7 @@ def _unwrap(tp: Any) -> tuple[Any, bool]:
     return tp, False
 
 
-def _parse(tp: Any, raw: Any) -> Any:
+def _parse(tp: object, raw: object) -> object:
     from iceberg_lineage.config.yamlfile import parse_yaml
 
     inner, optional = _unwrap(tp)
@@ -237,7 +239,7 @@ def _choice(text: str) -> bool:
     raise ValueError("not a boolean")
 
 
-def _strings(raw: Any) -> tuple[str, ...]:
+def _strings(raw: object) -> tuple[str, ...]:
     if raw is None:
         return ()
     if isinstance(raw, str):
@@ -247,7 +249,7 @@ def _strings(raw: Any) -> tuple[str, ...]:
     raise ValueError("not a list of strings")
 
 
-def _mapping(raw: Any) -> dict[str, str]:
+def _mapping(raw: object) -> dict[str, str]:
     if raw is None:
         return {}
     if isinstance(raw, Mapping) and all(isinstance(v, (str, int, float, bool)) for v in raw.values()):

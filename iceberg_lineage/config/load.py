@@ -67,7 +67,7 @@ def load_settings(flags: Mapping[str, Any] | None = None, overrides: Mapping[str
     return resolve(flags, overrides, env=env, cwd=cwd)[0]
 
 
-def _parse(root: type, key: str, raw: Any, origin: Origin) -> Any:
+def _parse(root: type, key: str, raw: object, origin: Origin) -> object:
     """One value as its declared type; a bad one is an error naming the origin and the key, not the value."""
     try:
         return parse_setting(root, key, raw)

@@ -12,11 +12,10 @@ import math
 import os
 import stat
 from pathlib import Path
-from typing import Any
-
 import yaml
 
 from iceberg_lineage.errors import ConfigError
+from iceberg_lineage.jsontypes import Json
 
 #: The largest YAML file read (configuration and rules files are a few kB).
 MAX_YAML_BYTES = 1024 * 1024
@@ -25,7 +24,7 @@ MAX_YAML_DEPTH = 64
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def read_yaml(path: str | Path, what: str) -> Any:
+def read_yaml(path: str | Path, what: str) -> Json:
     """The YAML document in the regular file ``path`` (``what`` it holds, for errors); a :class:`ConfigError` naming
     the file otherwise."""
     name = str(path)
@@ -47,7 +46,7 @@ def read_yaml(path: str | Path, what: str) -> Any:
     return parse_yaml(text, name)
 
 
-def parse_yaml(text: str, source: str) -> Any:
+def parse_yaml(text: str, source: str) -> Json:
     """The YAML document in ``text`` (from ``source``, named in errors), within the reader's limits."""
     try:
         _check_events(text, source)
@@ -78,7 +77,7 @@ def _check_events(text: str, source: str) -> None:
             depth -= 1
 
 
-def _check_numbers(value: Any, source: str) -> None:
+def _check_numbers(value: Json, source: str) -> None:
     """No infinite or NaN number anywhere (the depth is bounded, so recursion is safe)."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError("a number is not finite (.inf or .nan)", file=source)

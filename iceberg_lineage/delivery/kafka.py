@@ -26,6 +26,7 @@ from openlineage.client.transport.kafka import KafkaTransport
 
 from iceberg_lineage.delivery.failures import KafkaNotAcknowledged
 from iceberg_lineage.delivery.transports import Sendable, Wrapping, type_of
+from iceberg_lineage.jsontypes import JsonObject
 from iceberg_lineage.lineage.serde import to_json
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class ConfirmedKafkaTransport(Wrapping):
             raise KafkaNotAcknowledged(error.name())
 
 
-def message_key(doc: dict[str, Any]) -> str | None:
+def message_key(doc: JsonObject) -> str | None:
     """openlineage-python's Kafka key of an event, from its JSON: runs of one job, and the runs of a parent chain,
     share a key (so a partition, so their order)."""
     if "dataset" in doc:

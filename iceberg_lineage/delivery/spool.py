@@ -21,11 +21,12 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Iterable, Iterator, Mapping
 
 from filelock import FileLock, Timeout
 
 from iceberg_lineage.errors import DeliveryError
+from iceberg_lineage.jsontypes import Json
 
 DB_NAME = "spool.db"
 LOCK_NAME = "replay.lock"
@@ -91,7 +92,7 @@ def spool_reason(exc: BaseException) -> str:
     return f"SQLite error: {exc}"
 
 
-def dataset_keys(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
+def dataset_keys(doc: Mapping[str, Json]) -> list[tuple[str, str]]:
     """(namespace, name) of every input and output of a run or job event, or of a DatasetEvent's dataset."""
     found = [*(doc.get("inputs") or ()), *(doc.get("outputs") or ())]
     if isinstance(doc.get("dataset"), Mapping):

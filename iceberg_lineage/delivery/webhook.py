@@ -22,6 +22,7 @@ from iceberg_lineage.delivery.pipeline import configured_dict
 from iceberg_lineage.delivery.replay import replay_to
 from iceberg_lineage.delivery.spool import Spool, SpoolError
 from iceberg_lineage.delivery.transports import StoredEvent, create, send
+from iceberg_lineage.jsontypes import JsonObject
 from iceberg_lineage.quality.alerts import Alert
 from iceberg_lineage.redact import protect
 
@@ -85,7 +86,7 @@ class Webhook:
             self._breaker.trip(error)
         return self._spool(body, error, rejected=rejected)
 
-    def _spool(self, body: dict, error: str, *, rejected: bool = False) -> str:
+    def _spool(self, body: JsonObject, error: str, *, rejected: bool = False) -> str:
         try:
             with Spool(self.spool_path, self._max_bytes) as spool:
                 stored = spool.append(json.dumps(body, sort_keys=True), None, "alert", attempts=int(rejected),

@@ -16,7 +16,7 @@ import sys
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from openlineage.client.event_v2 import InputDataset, OutputDataset, RunEvent, RunState
 
@@ -24,6 +24,9 @@ from iceberg_lineage.config import Settings, load_settings
 from iceberg_lineage.delivery.emitter import EMITTERS, Emitter
 from iceberg_lineage.hook.journal import Journal
 from iceberg_lineage.lineage.runs import Failure, RunRef, dataset_key, new_run_id, now, run_event
+
+if TYPE_CHECKING:
+    from openlineage.client import OpenLineageClient
 
 
 def default_job_name(argv: Sequence[str] | None = None) -> str:
@@ -44,7 +47,8 @@ class OpenRun:
     from which the parent process builds the final event once it knows the exit code.
     """
 
-    def __init__(self, ref: RunRef, client: Any, settings: Settings, journal: Journal | None = None) -> None:
+    def __init__(self, ref: RunRef, client: OpenLineageClient | None, settings: Settings,
+                 journal: Journal | None = None) -> None:
         self.ref = ref
         self.client = client
         self.settings = settings
@@ -148,7 +152,7 @@ def _finished_ok(exc: BaseException) -> bool:
 def run(
     job_name: str | None = None,
     *,
-    client: Any | None = None,
+    client: OpenLineageClient | None = None,
     settings: Settings | None = None,
 ) -> Iterator[OpenRun]:
     """Group the commits and scans of the body into one run (START ... RUNNING ... COMPLETE or FAIL).

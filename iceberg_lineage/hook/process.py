@@ -8,6 +8,7 @@ datasets and uncaught exception for the parent.
 from __future__ import annotations
 
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import os
 import signal
@@ -16,7 +17,8 @@ import sys
 import tempfile
 import traceback
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from types import ModuleType, TracebackType
+from typing import Callable, Mapping, Sequence
 
 from openlineage.client.event_v2 import RunState
 
@@ -53,7 +55,7 @@ def attach_process_run(env: Mapping[str, str]) -> OpenRun | None:
     RUNS.process = process_run
     previous_hook = sys.excepthook
 
-    def excepthook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+    def excepthook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
         try:
             process_run.journal.failure(  # type: ignore[union-attr]
                 Failure(f"{kind.__name__}: {value}", "".join(traceback.format_exception(kind, value, tb)))
@@ -87,7 +89,8 @@ def after_import(module: str, then: Callable[[], None]) -> None:
         return
 
     class Watch(importlib.abc.MetaPathFinder):
-        def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        def find_spec(self, fullname: str, path: Sequence[str] | None,
+                      target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
             if fullname != module:
                 return None
             sys.meta_path.remove(self)
@@ -96,7 +99,7 @@ def after_import(module: str, then: Callable[[], None]) -> None:
                 return spec
             execute = spec.loader.exec_module
 
-            def exec_module(target_module: Any) -> None:
+            def exec_module(target_module: ModuleType) -> None:
                 execute(target_module)
                 call()
 
@@ -187,7 +190,7 @@ def run_process(
     return returncode if returncode >= 0 else 128 - returncode
 
 
-def _wait_forwarding_signals(child: Any) -> int:
+def _wait_forwarding_signals(child: subprocess.Popen[bytes]) -> int:
     """Wait for the child; SIGTERM and SIGHUP are passed on, SIGINT is left to the terminal (it reaches the
     child through the process group), so the child decides how to stop and this process reports it."""
     forwarded = (signal.SIGTERM, signal.SIGHUP)

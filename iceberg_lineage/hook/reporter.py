@@ -37,9 +37,13 @@ from iceberg_lineage.read.catalogs import catalog_account
 from iceberg_lineage.redact import protect
 
 if TYPE_CHECKING:
+    from openlineage.client import OpenLineageClient
     from pyiceberg.catalog import Catalog
     from pyiceberg.table import Table
+    from pyiceberg.table.metadata import TableMetadata
+    from pyiceberg.table.snapshots import Snapshot
     from scan_reporters import CommitOutcome, ScanOutcome, TableEvent
+    from scan_reporters.reports import MetricsReport
 
 #: Reporter option (``metrics-reporter.openlineage.job-name``): the job of commits and scans outside a run.
 JOB_NAME_OPTION = "job-name"
@@ -70,7 +74,7 @@ def _added_snapshots(updates: Sequence[Any]) -> list[Any]:
     return [u.snapshot for u in updates if isinstance(u, AddSnapshotUpdate)]
 
 
-def table_identity(metadata: Any) -> str:
+def table_identity(metadata: TableMetadata) -> str:
     """The identity the scanner and the state give a table PyIceberg holds (PyIceberg always has a uuid)."""
     return str(metadata.table_uuid)
 
@@ -88,7 +92,7 @@ class PendingCapture:
     """
 
     build: Callable[[Any, Settings], Sequence[RunEvent]]
-    record: Any
+    record: object
     settings: Settings
     run: OpenRun | None = None
     job_name: str | None = None
@@ -129,7 +133,8 @@ class OpenLineageMetricsReporter:
     exception-safe: a lineage failure never changes the outcome of the user's operation.
     """
 
-    def __init__(self, *, client: Any = None, job_name: str | None = None, settings: Settings | None = None) -> None:
+    def __init__(self, *, client: OpenLineageClient | None = None, job_name: str | None = None,
+                 settings: Settings | None = None) -> None:
         self.client = client
         self.job_name = job_name
         self.settings = settings or load_settings()
@@ -144,7 +149,8 @@ class OpenLineageMetricsReporter:
         once, rather than on the commit path."""
         catalog_account(catalog)
 
-    def _submit(self, run: OpenRun | None, build: Callable[[Any, Settings], Sequence[RunEvent]], record: Any) -> None:
+    def _submit(self, run: OpenRun | None, build: Callable[[Any, Settings], Sequence[RunEvent]],
+                record: object) -> None:
         """Queue a capture record with its builder, to the run's emitter inside a run, else to the client's."""
         ledger = self.settings.state.path if self.settings.hook.ledger else None
         if run is not None:
@@ -153,7 +159,7 @@ class OpenLineageMetricsReporter:
         emitter = EMITTERS.emitter_for(self.client, self.settings)
         emitter.submit(PendingCapture(build, record, self.settings, job_name=self.job_name, ledger=ledger))
 
-    def report(self, report: Any) -> None:
+    def report(self, report: MetricsReport) -> None:
         """ScanReports and CommitReports arrive through ``after_scan``/``after_commit`` with more context."""
 
     def before_commit(self, table: Table, updates: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -169,7 +175,7 @@ class OpenLineageMetricsReporter:
             return updates
         return tag_updates(updates, owners)
 
-    def _owner(self, table: Table, snapshot: Any, run: OpenRun | None) -> Ownership:
+    def _owner(self, table: Table, snapshot: Snapshot, run: OpenRun | None) -> Ownership:
         """Inside a run, the run's; outside, the snapshot's own run, exactly as the scanner would build it."""
         if run is not None:
             return Ownership(run.run_id, run.ref.job_namespace, run.ref.job_name, "context")
@@ -228,7 +234,7 @@ class OpenLineageMetricsReporter:
 # -- attaching ---------------------------------------------------------------------------------------------------------
 
 
-def observe(catalog: Catalog, client: Any = None, job_name: str | None = None) -> Catalog:
+def observe(catalog: Catalog, client: OpenLineageClient | None = None, job_name: str | None = None) -> Catalog:
     """Instrument ``catalog`` (and tables already loaded from it) to emit OpenLineage events; returns it.
 
     ``client`` defaults to :func:`iceberg_lineage.delivery.client.make_client`; ``job_name`` replaces the per-table job
@@ -246,7 +252,7 @@ def observe(catalog: Catalog, client: Any = None, job_name: str | None = None) -
     return instrument(catalog, CompositeMetricsReporter([*others, reporter]))
 
 
-def observe_all(client: Any = None) -> None:
+def observe_all(client: OpenLineageClient | None = None) -> None:
     """Observe every catalog constructed from now on, however it is made (``load_catalog``, ``SqlCatalog(...)``,
     ``GlueCatalog(...)``...): ``iceberg-lineage run``. See :func:`scan_reporters.install`."""
     from scan_reporters.instrument import install

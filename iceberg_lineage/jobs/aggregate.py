@@ -20,6 +20,7 @@ import sys
 from typing import Any, Iterable, Mapping, Sequence
 
 from iceberg_lineage.jobs.model import BadLine, JobsReport, JobStats, LastFailure
+from iceberg_lineage.jsontypes import Json
 from iceberg_lineage.jobs.options import job_selector, parse_rate
 from iceberg_lineage.jobs.sketch import DurationSketch
 from iceberg_lineage.jobs.text import STATES
@@ -46,19 +47,19 @@ class BadEvent(ValueError):
     """JSON that is not an OpenLineage run event we can count."""
 
 
-def _obj(value: Any) -> Mapping[str, Any]:
+def _obj(value: Json) -> Mapping[str, Any]:
     return value if isinstance(value, dict) else _EMPTY
 
 
-def _list(value: Any) -> list:
+def _list(value: Json) -> list:
     return value if isinstance(value, list) else []
 
 
-def _int(value: Any) -> int | None:
+def _int(value: Json) -> int | None:
     return value if type(value) is int else None  # not a bool
 
 
-def event_ms(value: Any) -> int:
+def event_ms(value: Json) -> int:
     """An ``eventTime`` in milliseconds since the epoch; UTC when it has no offset."""
     if not isinstance(value, str):
         raise BadEvent("run event without an eventTime")
@@ -249,7 +250,7 @@ class JobsAggregator:
         if len(self._bad) < MAX_BAD_LINES:
             self._bad.append(BadLine(source, line, reason))
 
-    def add(self, event: Any) -> None:
+    def add(self, event: Json) -> None:
         """Count one parsed event; raises :class:`BadEvent` for JSON that is no run event we can place."""
         if not isinstance(event, dict):
             raise BadEvent("not a JSON object")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from typing import Any, Callable, Iterable, Literal, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, TypeVar
 from uuid import UUID
 
 import attr
@@ -37,6 +37,11 @@ from iceberg_lineage.read.source import LoadedTable
 from iceberg_lineage.stats import snapshot_stats, table_history
 from iceberg_lineage.stats.model import SnapshotStats, TableHistory
 
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
+    from iceberg_lineage.stats import ManifestCache
+
 #: Job-name suffix of snapshots whose summary names no engine.
 DEFAULT_ENGINE = "commit"
 
@@ -61,7 +66,7 @@ def job_name(table: LoadedTable, engine: str) -> str:
     return ".".join((*namespace, name, engine))
 
 
-def snapshot_engine(summary: Any) -> str:
+def snapshot_engine(summary: Mapping[str, str]) -> str:
     return summary.get("engine-name") or DEFAULT_ENGINE
 
 
@@ -210,7 +215,7 @@ def start_event(terminal: RunEvent, started_at: dt.datetime | None = None) -> Ru
     so a START listing the table made a second, facet-less version per snapshot (it reuses the current version of an
     input instead)."""
 
-    def identity(dataset: Any) -> dict[str, Any]:
+    def identity(dataset: InputDataset | OutputDataset) -> dict[str, Any]:
         return {"namespace": dataset.namespace, "name": dataset.name,
                 "facets": {k: v for k, v in (dataset.facets or {}).items() if k == "symlinks"}}
 
@@ -267,7 +272,7 @@ def owned_run_events(event: RunEvent, owner: Ownership, *, start: bool = True,
 def snapshot_runs(
     table: LoadedTable, snapshot_ids: Iterable[int], settings: Settings, *, depth: str,
     owners: Mapping[int, Ownership] | None = None, capture_time: dt.datetime | None = None,
-    executor: Any = None, cache: Any = None,
+    executor: Executor | None = None, cache: ManifestCache | None = None,
 ) -> dict[int, list[RunEvent]]:
     """The events each snapshot's run is reported with, as the scanner and the REST bridge send them: START and
     COMPLETE of its run (:func:`with_start`, :func:`snapshot_run_event`) at ``depth``, or for a snapshot in ``owners``

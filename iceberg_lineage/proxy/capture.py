@@ -20,11 +20,14 @@ import multiprocessing
 import queue
 import threading
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from iceberg_lineage.delivery.failure_log import FailureLog
 from iceberg_lineage.proxy.routes import Route
 from iceberg_lineage.proxy.tables import LruCache, TableLoader, cache_key
+
+if TYPE_CHECKING:
+    from multiprocessing.queues import Queue
 
 LOG = logging.getLogger(__name__)
 log_once = FailureLog(LOG)
@@ -77,7 +80,8 @@ class ByteBudget:
 class Channel:
     """One serving process's way to the lineage process: its queue (bounded in captures) and its byte budget."""
 
-    queue: Any
+    queue: Queue[Capture | None]  # None: CLOSED
+
     budget: ByteBudget
 
     @staticmethod

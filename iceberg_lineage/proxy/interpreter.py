@@ -18,13 +18,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from typing import Any, Mapping, Sequence, Union
+from typing import Mapping, Sequence, Union
 
 from openlineage.client.event_v2 import RunEvent
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.delivery.failure_log import FailureLog
 from iceberg_lineage.delivery.webhook import announce
+from iceberg_lineage.jsontypes import Json
 from iceberg_lineage.lineage import events as ev
 from iceberg_lineage.lineage.checks import table_alert_runs
 from iceberg_lineage.lineage.engine_runs import REPORT_METADATA_KEYS
@@ -36,6 +37,7 @@ from iceberg_lineage.proxy.outbox import Built, SnapshotRef
 from iceberg_lineage.proxy.routes import Route
 from iceberg_lineage.proxy.tables import LoadResult, RelayedTables
 from iceberg_lineage.proxy.tracker import ApplicationTracker, CommitRun
+from iceberg_lineage.read.metadata import MetadataFile
 from iceberg_lineage.read.rest import added_snapshot_ids, alters, apply_updates, creates
 from iceberg_lineage.read.source import LoadedTable
 from iceberg_lineage.state.proxy_snapshots import ProxiedSnapshot, ProxySnapshots
@@ -119,7 +121,7 @@ class Interpreter:
             added = [md.current_snapshot_id] if md.current_snapshot_id not in (None, -1) else []
         return self._snapshots(route.prefix, table, added)
 
-    def _create(self, route: Route, request: Any, response: Any) -> list[Item]:
+    def _create(self, route: Route, request: Json, response: Json) -> list[Item]:
         if not isinstance(request, Mapping) or "name" not in request:
             return []
         ident = (*route.namespace, str(request["name"]))
@@ -135,7 +137,7 @@ class Interpreter:
         return _lifecycle(ev.lifecycle_event(table, "CREATE", self.settings, run_id=run_id, event_time=when),
                           self.settings)
 
-    def _commit(self, prefix: str | None, ident: tuple[str, ...], request: Any, base: LoadResult | None,
+    def _commit(self, prefix: str | None, ident: tuple[str, ...], request: Json, base: LoadResult | None,
                 loaded: LoadResult | None) -> list[Item]:
         if loaded is None or not isinstance(request, Mapping):
             return []
@@ -156,7 +158,7 @@ class Interpreter:
         out += self._snapshots(prefix, table, snapshot_ids)
         return out + self._schema_alerts(table, base_schema, snapshot_ids)
 
-    def _schema_alerts(self, table: LoadedTable, base_schema: Any, snapshot_ids: list[int]) -> list[Item]:
+    def _schema_alerts(self, table: LoadedTable, base_schema: Json, snapshot_ids: list[int]) -> list[Item]:
         """A commit's schema alerts (log line, webhook) and their checks runs, for the snapshots the proxy reports
         and for a metadata-only commit; the hook announces its own snapshots'."""
         md = table.metadata
@@ -190,7 +192,7 @@ class Interpreter:
                     prefix, tuple(table.identifier), SnapshotRef(md.identity, sid), _summary(md, sid), event))
         return out
 
-    def _transaction(self, prefix: str | None, request: Any) -> list[Item]:
+    def _transaction(self, prefix: str | None, request: Json) -> list[Item]:
         out: list[Item] = []
         changes = request.get("table-changes") if isinstance(request, Mapping) else None
         for change in changes or ():
@@ -215,7 +217,7 @@ class Interpreter:
         table = self.tables.table(route.prefix, route.identifier or (), loaded)
         return _lifecycle(ev.lifecycle_event(table, "DROP", self.settings), self.settings)
 
-    def _rename(self, prefix: str | None, request: Any) -> list[Item]:
+    def _rename(self, prefix: str | None, request: Json) -> list[Item]:
         if not isinstance(request, Mapping):
             return []
         source, target = _identifier(request.get("source")), _identifier(request.get("destination"))
@@ -230,12 +232,12 @@ class Interpreter:
                           self.settings)
 
     # -- bodies ------------------------------------------------------------------------------------------------------
-    def _json(self, body: bytes | None, encoding: str | None) -> Any:
+    def _json(self, body: bytes | None, encoding: str | None) -> Json:
         if not body:
             return None
         return json.loads(decoded(body, encoding, self.settings.proxy.max_body_bytes))
 
-    def _remember(self, prefix: str | None, ident: Sequence[str] | None, answer: Any) -> LoadResult | None:
+    def _remember(self, prefix: str | None, ident: Sequence[str] | None, answer: Json) -> LoadResult | None:
         """Keep the table metadata of an answer (LoadTableResult, CommitTableResponse), its ``config`` dropped."""
         if ident is None or not isinstance(answer, Mapping) or not isinstance(answer.get("metadata"), Mapping):
             return None
@@ -244,7 +246,7 @@ class Interpreter:
         return loaded
 
 
-def _sanitized(request: Any) -> Any:
+def _sanitized(request: Json) -> Json:
     """A ``ReportMetricsRequest`` as the proxy keeps it: its filter's literals as Iceberg Java's sanitiser writes
     them (tokens already there stay), its ``metadata`` only the allow-listed keys."""
     from scan_reporters.sanitize import sanitize_json
@@ -264,22 +266,22 @@ def _lifecycle(event: RunEvent, settings: Settings) -> list[Item]:
     return [Built(e) for e in ev.with_start(event, settings)]
 
 
-def _identifier(raw: Any) -> tuple[str, ...] | None:
+def _identifier(raw: Json) -> tuple[str, ...] | None:
     """A ``TableIdentifier`` (``{"namespace": [...], "name": ...}``) as a tuple."""
     if not isinstance(raw, Mapping) or not isinstance(raw.get("namespace"), list) or "name" not in raw:
         return None
     return (*(str(level) for level in raw["namespace"]), str(raw["name"]))
 
 
-def _required(requirements: Sequence[Any], kind: str, key: str) -> Any:
+def _required(requirements: Sequence[Json], kind: str, key: str) -> Json:
     return next((r.get(key) for r in requirements if isinstance(r, Mapping) and r.get("type") == kind), None)
 
 
-def _refs_before(table: LoadedTable, updates: Sequence[Any]) -> list[str]:
+def _refs_before(table: LoadedTable, updates: Sequence[Json]) -> list[str]:
     """Without the metadata before a commit: its refs are today's, less those the commit set."""
     set_now = {u.get("ref-name") for u in updates if isinstance(u, Mapping) and u.get("action") == "set-snapshot-ref"}
     return [name for name in table.metadata.refs if name not in set_now]
 
 
-def _summary(md: Any, snapshot_id: int) -> Mapping[str, str]:
+def _summary(md: MetadataFile, snapshot_id: int) -> Mapping[str, str]:
     return md.snapshot_by_id(snapshot_id).summary

@@ -16,11 +16,15 @@ from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Any, Generic, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Mapping, Sequence, TypeVar
 
 from iceberg_lineage.delivery.failure_log import FailureLog
 from iceberg_lineage.read.rest import rest_table
 from iceberg_lineage.read.source import LoadedTable
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog.rest import RestCatalog
+    from requests import PreparedRequest, Response
 
 LOG = logging.getLogger(__name__)
 log_once = FailureLog(LOG)
@@ -87,7 +91,7 @@ class TableLoader:
 
     def __init__(self, upstream: str, io_properties: Mapping[str, str], timeout_s: float) -> None:
         self.upstream, self.io_properties, self.timeout_s = upstream, dict(io_properties), timeout_s
-        self._catalog: Any = None
+        self._catalog: RestCatalog | None = None
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
 
@@ -116,7 +120,7 @@ class TableLoader:
         return LoadResult(table.metadata_location,
                           json.loads(table.metadata.model_dump_json(by_alias=True, exclude_none=True)))
 
-    def _own(self) -> Any:
+    def _own(self) -> RestCatalog:
         with self._lock:
             if self._catalog is None:
                 self._catalog = _timed_catalog(self.timeout_s)(
@@ -132,7 +136,7 @@ def _timed_catalog(timeout_s: float) -> type:
     from requests.adapters import HTTPAdapter
 
     class TimedAdapter(HTTPAdapter):
-        def send(self, request: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        def send(self, request: PreparedRequest, **kwargs: object) -> Response:  # type: ignore[override]
             kwargs["timeout"] = kwargs.get("timeout") or timeout_s
             return super().send(request, **kwargs)
 

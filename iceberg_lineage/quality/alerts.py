@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
+from iceberg_lineage.jsontypes import JsonObject
 from iceberg_lineage.quality.assertions import Assertion
 from iceberg_lineage.quality.schema import introduced_in
 from iceberg_lineage.read.metadata import Schema
@@ -38,7 +39,7 @@ class Alert:
     app: str | None
     text: str
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         """The webhook body: every field, ``text`` for a Slack-style incoming webhook to show as it is."""
         return {k: v for k, v in asdict(self).items() if v is not None}
 

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping
 
 from iceberg_lineage.config.yamlfile import read_yaml
 from iceberg_lineage.errors import ConfigError
+from iceberg_lineage.jsontypes import Json
 from iceberg_lineage.quality.schema import CHANGE_KINDS
 from iceberg_lineage.stats.model import DEPTHS, Depth
 
@@ -26,7 +27,7 @@ _SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _QUANTITY = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*")
 
 
-def _quantity(value: Any, units: Mapping[str, int], what: str) -> float:
+def _quantity(value: Json, units: Mapping[str, int], what: str) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
         return float(value)
     m = _QUANTITY.fullmatch(str(value))
@@ -38,7 +39,7 @@ def _quantity(value: Any, units: Mapping[str, int], what: str) -> float:
     return amount
 
 
-def size_bytes(value: Any) -> int:
+def size_bytes(value: Json) -> int:
     return int(_quantity(value, _UNITS, "size"))
 
 
@@ -50,23 +51,23 @@ def shown_size(n: int) -> str:
     return f"{n} bytes"
 
 
-def duration_s(value: Any) -> float:
+def duration_s(value: Json) -> float:
     return _quantity(value, _SECONDS, "duration")
 
 
-def _number(value: Any) -> float:
+def _number(value: Json) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise ValueError(f"not a non-negative number: {value!r}")
     return float(value)
 
 
-def _count(value: Any) -> int:
+def _count(value: Json) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"not a non-negative integer: {value!r}")
     return value
 
 
-def _columns(value: Any) -> tuple[str, ...]:
+def _columns(value: Json) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) for v in value):
@@ -74,11 +75,11 @@ def _columns(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _globs(value: Any) -> tuple[str, ...]:
+def _globs(value: Json) -> tuple[str, ...]:
     return () if value in (None, []) else _columns(value)
 
 
-def _schema_severity(value: Any) -> str:
+def _schema_severity(value: Json) -> str:
     if value not in SCHEMA_SEVERITIES:
         raise ValueError(f"must be one of {', '.join(SCHEMA_SEVERITIES)}, not {value!r}")
     return value

@@ -13,14 +13,18 @@ import json
 import lzma
 import zlib
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import IO, Any, Callable, Hashable, Iterator, TypeVar
 
 import fastavro
 from fastavro.read import BLOCK_READERS
 
 from iceberg_lineage.config import load_settings
 from iceberg_lineage.errors import ManifestError, ManifestTooLargeError
+from iceberg_lineage.jsontypes import Json
 from iceberg_lineage.read.files import read_bounded
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 AVRO_MAGIC = b"Obj\x01"
 _HEADER_SCHEMA = fastavro.parse_schema(
@@ -36,7 +40,7 @@ _HEADER_SCHEMA = fastavro.parse_schema(
 )
 #: Parsed writer schemas by their JSON text. Every manifest of a table and spec carries the same schema, and
 #: parsing it is most of fastavro's per-file cost (~0.13 ms of ~0.22 ms for a one-entry manifest).
-_PARSED_SCHEMAS: dict[bytes, Any] = {}
+_PARSED_SCHEMAS: dict[bytes, Json] = {}
 _CACHE_LIMIT = 256
 
 
@@ -46,12 +50,12 @@ class AvroHeader:
     everything derived from the schema."""
 
     schema_json: bytes
-    schema: Any
+    schema: Json
     codec: str
     sync: bytes
 
 
-def cached(cache: dict, key: Any, build: Any) -> Any:
+def cached(cache: dict[K, V], key: K, build: Callable[[], V]) -> V:
     """``cache[key]``, built on a miss; the cache is emptied when full (a handful of distinct schemas is normal)."""
     value = cache.get(key)
     if value is None:
@@ -61,7 +65,7 @@ def cached(cache: dict, key: Any, build: Any) -> Any:
     return value
 
 
-def read_header(stream: Any, path: str) -> AvroHeader:
+def read_header(stream: IO[bytes], path: str) -> AvroHeader:
     """Read the container header, checking what fastavro does not: the magic number."""
     try:
         header = fastavro.schemaless_reader(stream, _HEADER_SCHEMA, None)
@@ -87,7 +91,7 @@ def read_header(stream: Any, path: str) -> AvroHeader:
 IN_MEMORY_BYTES = 4 * 1024 * 1024
 
 
-def in_memory(stream: Any, length: int) -> Any:
+def in_memory(stream: IO[bytes], length: int) -> IO[bytes]:
     """The stream's bytes in memory when the manifest list says the file is small, else the stream itself."""
     if 0 < length <= IN_MEMORY_BYTES:
         data = stream.read(length + 1)  # not more: a read allocates its whole size up front
@@ -97,7 +101,7 @@ def in_memory(stream: Any, length: int) -> Any:
     return stream
 
 
-def _read_long(stream: Any) -> int | None:
+def _read_long(stream: IO[bytes]) -> int | None:
     """A zig-zag varint, or ``None`` at a clean end of file."""
     byte = stream.read(1)
     if not byte:
@@ -114,7 +118,7 @@ def _read_long(stream: Any) -> int | None:
     return (value >> 1) ^ -(value & 1)
 
 
-def iter_records(stream: Any, header: AvroHeader, path: str) -> Iterator[dict]:
+def iter_records(stream: IO[bytes], header: AvroHeader, path: str) -> Iterator[dict]:
     """Decode the data blocks one at a time (memory is one block), with the header's already-parsed schema."""
     schema, sync, codec, cap = header.schema, header.sync, header.codec, max_block_bytes()
     decode = fastavro.schemaless_reader
@@ -141,7 +145,7 @@ def max_block_bytes() -> int:
     return load_settings().manifest.max_block_bytes
 
 
-def _read_block(stream: Any, count: int, codec: str, cap: int, path: str) -> io.BytesIO:
+def _read_block(stream: IO[bytes], count: int, codec: str, cap: int, path: str) -> io.BytesIO:
     """One block's records, inflated incrementally up to the cap; past it a :class:`ManifestTooLargeError`.
 
     Every record takes at least one byte, so a block declaring more records than it holds bytes is corrupt (it
@@ -274,7 +278,7 @@ INFLATERS: dict[str, Callable[[bytes, int], bytes]] = {
 }
 
 
-def block_range(stream: Any, byte_range: tuple[int, int], path: str) -> Any:
+def block_range(stream: IO[bytes], byte_range: tuple[int, int], path: str) -> IO[bytes]:
     """A stream of the header plus the blocks that start inside ``byte_range`` (a seekable stream).
 
     Avro blocks end with the file's 16-byte sync marker, so block starts are found by searching for it, as

@@ -229,7 +229,7 @@ def decoder_for(type_name: str) -> Decoder | None:
     return None
 
 
-def decode_bound(type_name: str, raw: bytes) -> Any:
+def decode_bound(type_name: str, raw: bytes) -> object:
     """Decode one bound; raises :class:`BoundDecodeError` on a length that does not fit the type."""
     decoder = decoder_for(type_name)
     if decoder is None:

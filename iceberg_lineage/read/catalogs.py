@@ -12,10 +12,16 @@ import threading
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from iceberg_lineage.errors import CatalogError, ConfigError
 from iceberg_lineage.redact import scrub
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+    from pyiceberg.catalog.glue import GlueCatalog
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.utils.config import Config
 
 #: Name of the embedded default catalog (SQLite under ./warehouse) used when none is configured.
 DEFAULT_CATALOG = "default"
@@ -46,7 +52,7 @@ class CatalogSpec:
     def of(cls, name: str, properties: Mapping[str, Any]) -> "CatalogSpec":
         return cls(name, tuple(sorted((str(k), str(v)) for k, v in properties.items())))
 
-    def load(self) -> Any:
+    def load(self) -> Catalog:
         """The catalog, loaded once per process (threads share it)."""
         return LOADED_CATALOGS.get(self)
 
@@ -56,10 +62,10 @@ class CatalogCache:
     every table task of a scan shares."""
 
     def __init__(self) -> None:
-        self._catalogs: dict[CatalogSpec, Any] = {}
+        self._catalogs: dict[CatalogSpec, Catalog] = {}
         self._lock = threading.Lock()
 
-    def get(self, spec: CatalogSpec) -> Any:
+    def get(self, spec: CatalogSpec) -> Catalog:
         with self._lock:
             catalog = self._catalogs.get(spec)
             if catalog is None:
@@ -67,7 +73,7 @@ class CatalogCache:
             return catalog
 
 
-def _load(spec: CatalogSpec) -> Any:
+def _load(spec: CatalogSpec) -> Catalog:
     from pyiceberg.catalog import load_catalog
 
     from iceberg_lineage.redact import protect
@@ -109,7 +115,7 @@ class AccountCache:
         self._accounts: weakref.WeakKeyDictionary[Any, AwsAccount | None] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
-    def get(self, catalog: Any) -> AwsAccount | None:
+    def get(self, catalog: Catalog) -> AwsAccount | None:
         glue = sys.modules.get("pyiceberg.catalog.glue")  # not imported: no catalog can be a GlueCatalog
         if glue is None or not isinstance(catalog, glue.GlueCatalog):
             return None
@@ -119,7 +125,7 @@ class AccountCache:
             return self._accounts[catalog]
 
 
-def _resolve_account(catalog: Any) -> AwsAccount | None:
+def _resolve_account(catalog: GlueCatalog) -> AwsAccount | None:
     region = catalog.glue.meta.region_name
     configured = next((catalog.properties[k] for k in GLUE_ACCOUNT_KEYS if catalog.properties.get(k)), None)
     if configured:
@@ -132,7 +138,7 @@ def _resolve_account(catalog: Any) -> AwsAccount | None:
         return None
 
 
-def _caller_account(catalog: Any) -> str:
+def _caller_account(catalog: GlueCatalog) -> str:
     """STS ``GetCallerIdentity`` with the credentials, region and endpoint of the catalog, read from the properties
     PyIceberg builds its Glue client from (as OpenLineage Spark asks STS for the account it names ARNs with)."""
     import boto3
@@ -160,13 +166,13 @@ def _caller_account(catalog: Any) -> str:
 ACCOUNTS = AccountCache()
 
 
-def catalog_account(catalog: Any) -> AwsAccount | None:
+def catalog_account(catalog: Catalog) -> AwsAccount | None:
     """The AWS account of a Glue catalog (``None`` for other catalogs, or when it cannot be known): the configured
     one (:data:`GLUE_ACCOUNT_KEYS`), else STS's answer, asked once per catalog, on the first call (at load)."""
     return ACCOUNTS.get(catalog)
 
 
-def _coerced(properties: Any) -> dict[str, Any]:
+def _coerced(properties: Iterable[tuple[str, str]]) -> dict[str, Any]:
     """Catalog properties as ``load_catalog`` needs them. PyIceberg's configuration turns every value into a
     string, and botocore then fails on ``glue.max-retries`` (a TypeError): give it back its integer."""
     props: dict[str, Any] = dict(properties)
@@ -196,7 +202,7 @@ def configured_catalogs(names: Sequence[str] = ()) -> tuple[CatalogSpec, ...]:
                  for n in wanted)
 
 
-def pyiceberg_config() -> Any:
+def pyiceberg_config() -> Config:
     """PyIceberg's configuration (``~/.pyiceberg.yaml``, ``PYICEBERG_HOME``, ``PYICEBERG_*``); an unreadable file is
     a configuration error naming it, not a traceback."""
     import yaml
@@ -230,7 +236,7 @@ def embedded_properties(root: Path = WAREHOUSE) -> dict[str, str]:
     return {"uri": f"sqlite:///{root}/catalog.db", "warehouse": f"file://{root}"}
 
 
-def embedded_sql_catalog(root: Path = WAREHOUSE) -> Any:
+def embedded_sql_catalog(root: Path = WAREHOUSE) -> SqlCatalog:
     """The embedded default catalog (:func:`embedded_properties`), its warehouse created if need be."""
     from pyiceberg.catalog.sql import SqlCatalog
 
@@ -261,7 +267,7 @@ class NamespaceListing(NamedTuple):
     error: str | None = None
 
 
-def walk_namespaces(catalog: Any, roots: Sequence[tuple[str, ...]] = ((),)) -> Iterator[NamespaceListing]:
+def walk_namespaces(catalog: Catalog, roots: Sequence[tuple[str, ...]] = ((),)) -> Iterator[NamespaceListing]:
     """Every namespace under ``roots`` (nested ones too) of a PyIceberg catalog with its tables, lazily, depth
     first; a namespace that cannot be listed is yielded with its error and the walk goes on. The root ``()`` has
     no tables of its own."""

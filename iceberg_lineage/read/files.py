@@ -6,9 +6,12 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from iceberg_lineage.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pyiceberg.io import InputStream
 
 _FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"))
 
@@ -97,7 +100,7 @@ def path_key(uri: str) -> str:
     return key.rstrip("/")
 
 
-def read_bounded(stream: Any, limit: int, chunk: int = 1 << 20) -> bytes:
+def read_bounded(stream: IO[bytes] | InputStream, limit: int, chunk: int = 1 << 20) -> bytes:
     """Read at most ``limit`` bytes in chunks (``read(limit)`` would allocate ``limit`` bytes up front)."""
     parts, total = [], 0
     while total < limit:

@@ -8,11 +8,21 @@ at a time. Inherited values (snapshot id, sequence numbers) are filled from the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import IO, TYPE_CHECKING, Iterator, Mapping, Protocol
 
 from iceberg_lineage.errors import ManifestError, ManifestNotFoundError
+from iceberg_lineage.jsontypes import Json
 from iceberg_lineage.read.avro import block_range, cached, in_memory, iter_records, read_header
 from iceberg_lineage.read.files import local_path
+
+if TYPE_CHECKING:
+    from iceberg_lineage.read.source import RelocatingIO
+
+    class FileOpener(Protocol):
+        """What a manifest is read through: a table's RelocatingIO, or a worker process's local files."""
+
+        def open(self, path: str) -> IO[bytes]: ...
+
 
 # Manifest content (manifest list field 517) and data file content (field 134).
 DATA, DELETES = 0, 1
@@ -93,7 +103,7 @@ class ManifestFile:
         return self.added_rows_count + self.existing_rows_count
 
 
-def _field_renames(schema: Any, ids: dict[int, str]) -> dict[str, str]:
+def _field_renames(schema: Json, ids: dict[int, str]) -> dict[str, str]:
     """Writer field name -> canonical name, for fields whose writer name differs from the spec's."""
     renames = {}
     for f in schema.get("fields", []) if isinstance(schema, dict) else []:
@@ -108,7 +118,7 @@ def _field_renames(schema: Any, ids: dict[int, str]) -> dict[str, str]:
     return renames
 
 
-def _record_schema(schema: Any) -> Any:
+def _record_schema(schema: Json) -> Json:
     """The record inside a union such as ``["null", {record}]``."""
     if isinstance(schema, list):
         for s in schema:
@@ -125,7 +135,7 @@ def not_found(what: str, exc: FileNotFoundError, path: str) -> str:
     return f"{what} not found"
 
 
-def _nonneg(value: Any, what: str, path: str) -> int | None:
+def _nonneg(value: object, what: str, path: str) -> int | None:
     if value is None:
         return None
     if not isinstance(value, int) or value < 0 or value > 1 << 62:
@@ -133,7 +143,7 @@ def _nonneg(value: Any, what: str, path: str) -> int | None:
     return value
 
 
-def _list_plan(schema: Any) -> tuple[dict[str, str], str]:
+def _list_plan(schema: Json) -> tuple[dict[str, str], str]:
     """Field renames of a manifest list (empty when the writer used the spec's names) and the writer's name of
     ``manifest_path``."""
     renames = _field_renames(schema, _MANIFEST_FILE_IDS)
@@ -153,7 +163,7 @@ def _list_plan(schema: Any) -> tuple[dict[str, str], str]:
 _LIST_PLANS: dict[bytes, tuple[dict[str, str], str]] = {}
 
 
-def _open(io: Any, path: str, what: str) -> Any:
+def _open(io: FileOpener, path: str, what: str) -> IO[bytes]:
     """Open a manifest or manifest list; a missing file is its own error type (an expired snapshot's list)."""
     try:
         return io.open(path)
@@ -163,7 +173,8 @@ def _open(io: Any, path: str, what: str) -> Any:
         raise ManifestError(f"cannot read {what}: {exc}", file=path) from None
 
 
-def read_manifest_list(io: Any, path: str, known: Mapping[str, ManifestFile] | None = None) -> list[ManifestFile]:
+def read_manifest_list(io: RelocatingIO, path: str,
+                       known: Mapping[str, ManifestFile] | None = None) -> list[ManifestFile]:
     """Read a manifest list. It is small (one row per manifest), so it is returned as a list.
 
     ``known`` holds rows already read from other lists, by manifest path: a manifest is immutable, and so is its
@@ -207,7 +218,7 @@ def read_manifest_list(io: Any, path: str, known: Mapping[str, ManifestFile] | N
     return out
 
 
-def _entry_plan(schema: Any, path: str) -> tuple[dict[str, str], dict[str, str]]:
+def _entry_plan(schema: Json, path: str) -> tuple[dict[str, str], dict[str, str]]:
     """Field renames for entries and data files, after checking that the schema is a manifest entry schema."""
     entry_renames = _field_renames(schema, _ENTRY_IDS)
     data_file_schema = None
@@ -228,7 +239,8 @@ def _entry_plan(schema: Any, path: str) -> tuple[dict[str, str], dict[str, str]]
 _ENTRY_PLANS: dict[bytes, tuple[dict[str, str], dict[str, str]]] = {}
 
 
-def iter_manifest_entries(io_: Any, manifest: ManifestFile, byte_range: tuple[int, int] | None = None) -> Iterator[dict]:
+def iter_manifest_entries(io_: FileOpener, manifest: ManifestFile,
+                          byte_range: tuple[int, int] | None = None) -> Iterator[dict]:
     """Stream the entries of one manifest (or of its blocks starting in ``byte_range``) as dicts with canonical
     field names.
 
@@ -260,7 +272,7 @@ def iter_manifest_entries(io_: Any, manifest: ManifestFile, byte_range: tuple[in
 
 
 def manifests_of_snapshot(
-    io: Any,
+    io: RelocatingIO,
     manifest_list: str | None,
     v1_manifests: tuple[str, ...] | None,
     known: Mapping[str, ManifestFile] | None = None,

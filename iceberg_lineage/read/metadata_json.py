@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import posixpath
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from iceberg_lineage.errors import MetadataError
+from iceberg_lineage.jsontypes import Json
 from iceberg_lineage.read.metadata import (
     THETA_BLOB, BlobMetadata, Field, MetadataFile, PartitionField, PartitionSpec, Ref, Schema, Snapshot,
     StatisticsFile,
@@ -20,13 +21,13 @@ SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 
-def shown(value: Any, limit: int = 40) -> str:
+def shown(value: Json, limit: int = 40) -> str:
     """A value for an error line, cut short: a hostile value may be 5,000 digits long."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def long_value(value: Any, what: str) -> int:
+def long_value(value: Json, what: str) -> int:
     """An integer in the spec's long range, else a ``ValueError`` naming the field (``Infinity``, ``2**64``,
     ``"5"``)."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -36,14 +37,14 @@ def long_value(value: Any, what: str) -> int:
     return value
 
 
-def count_value(value: Any, what: str) -> int:
+def count_value(value: Json, what: str) -> int:
     """A long that is not negative (counts, sequence numbers)."""
     if long_value(value, what) < 0:
         raise ValueError(f"{what}: {value} is negative")
     return value
 
 
-def _opt(check: Any, value: Any, what: str) -> int | None:
+def _opt(check: Callable[[Json, str], int], value: Json, what: str) -> int | None:
     return None if value is None else check(value, what)
 
 
@@ -56,7 +57,7 @@ def resolve_location(location: str, metadata_location: str | None) -> str:
     return table_dir
 
 
-def _type_string(t: Any) -> tuple[str, tuple[Field, ...]]:
+def _type_string(t: Json) -> tuple[str, tuple[Field, ...]]:
     if isinstance(t, str):
         return t, ()
     if not isinstance(t, Mapping):
@@ -138,7 +139,7 @@ def _parse_snapshots(raw: list[Any]) -> tuple[Snapshot, ...]:
     return snapshots
 
 
-def parse_metadata(raw: Any, metadata_location: str | None = None, table: str | None = None) -> MetadataFile:
+def parse_metadata(raw: Json, metadata_location: str | None = None, table: str | None = None) -> MetadataFile:
     """Parse raw metadata JSON (already decoded) into :class:`MetadataFile`; raises :class:`MetadataError` naming
     ``table`` (by default the last part of the metadata's location) and the file."""
     try:
@@ -152,7 +153,7 @@ def parse_metadata(raw: Any, metadata_location: str | None = None, table: str | 
         ) from None
 
 
-def _table_of(raw: Any, metadata_location: str | None) -> str | None:
+def _table_of(raw: Json, metadata_location: str | None) -> str | None:
     """The table's name for an error line, as :class:`LoadedTable` names it: the last part of its location (a
     relative one resolved), else of the directory above ``metadata/``."""
     location = raw.get("location") if isinstance(raw, Mapping) else None
@@ -160,7 +161,7 @@ def _table_of(raw: Any, metadata_location: str | None) -> str | None:
     return posixpath.basename(location.rstrip("/")) or None
 
 
-def _parse_refs(refs_raw: Any, current: int | None) -> dict[str, Ref]:
+def _parse_refs(refs_raw: Json, current: int | None) -> dict[str, Ref]:
     refs: dict[str, Ref] = {}
     if refs_raw:
         for name, r in refs_raw.items():
@@ -199,7 +200,7 @@ def _parse_statistics(raw: list[Any]) -> tuple[StatisticsFile, ...]:
     return tuple(statistics)
 
 
-def _parse(raw: Any, metadata_location: str | None) -> MetadataFile:
+def _parse(raw: Json, metadata_location: str | None) -> MetadataFile:
     if not isinstance(raw, Mapping):
         raise MetadataError("table metadata is not a JSON object", file=metadata_location)
     fv = raw.get("format-version")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from iceberg_lineage.errors import IcebergLineageError
+from iceberg_lineage.jsontypes import Json
 from iceberg_lineage.read.metadata import MetadataFile
 from iceberg_lineage.read.source import LoadedTable, read_metadata_file
 
@@ -78,7 +79,7 @@ def _names(schema_fields: Iterable[Mapping[str, Any]], prefix: str = "") -> Iter
             yield from _names(t.get("fields") or (), name + ".")
 
 
-def version_of(raw: Any) -> Version | None:
+def version_of(raw: Json) -> Version | None:
     """The modes part of a raw metadata file, or ``None`` when it is not readable as one."""
     if raw is None:
         return None

@@ -11,13 +11,23 @@ import os
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import IO, Any, Mapping
+from typing import IO, TYPE_CHECKING, Any, Mapping, Union
 
 from iceberg_lineage.errors import CatalogError, ConfigError, MetadataError
 from iceberg_lineage.read.catalogs import AwsAccount, catalog_account, catalog_config, one_line
 from iceberg_lineage.read.files import check_scheme, local_path, open_regular, path_key, read_bounded
 from iceberg_lineage.read.metadata import MetadataFile
 from iceberg_lineage.read.metadata_json import parse_metadata
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+    from pyiceberg.io import FileIO, InputFile
+    from pyiceberg.table import Table
+
+    from iceberg_lineage.jsontypes import JsonObject
+
+    #: What :func:`open_table` accepts: a table, a metadata path or table directory, or an identifier.
+    TableRef = Union["LoadedTable", Table, str, "os.PathLike[str]", tuple[str, ...]]
 
 #: Largest metadata.json we accept; anything bigger is hostile or broken, not a table.
 MAX_METADATA_BYTES = 256 * 1024 * 1024
@@ -37,7 +47,8 @@ class RelocatingIO:
     ``base`` (the directory that holds ``metadata/``).
     """
 
-    def __init__(self, io: Any, relocate: Mapping[str, str] | None = None, base: str | None = None) -> None:
+    def __init__(self, io: FileIO | _LazyFileIO, relocate: Mapping[str, str] | None = None,
+                 base: str | None = None) -> None:
         self._io = io
         keyed = ((path_key(old), new) for old, new in (relocate or {}).items())
         self._relocate = sorted(keyed, key=lambda kv: -len(kv[0]))
@@ -79,7 +90,7 @@ class RelocatingIO:
             raise ValueError(f"file is larger than {limit} bytes")
         return data
 
-    def new_input(self, path: str) -> Any:
+    def new_input(self, path: str) -> InputFile:
         return self._io.new_input(self.resolve(path))
 
 
@@ -94,7 +105,7 @@ class LoadedTable:
     catalog_type: str | None = None
     catalog_properties: Mapping[str, str] = field(default_factory=dict)
     identifier: tuple[str, ...] | None = None
-    table: Any = field(default=None, compare=False, repr=False)
+    table: Table | None = field(default=None, compare=False, repr=False)
     #: A Glue catalog's account, resolved when the catalog was loaded (its tables' ARN symlink is made of it).
     aws_account: AwsAccount | None = None
 
@@ -114,20 +125,20 @@ class _LazyFileIO:
         self.properties = dict(properties or {})
 
     @functools.cached_property
-    def _io(self) -> Any:
+    def _io(self) -> FileIO:
         from pyiceberg.io import load_file_io
 
         return load_file_io(self.properties, self.location)
 
-    def new_input(self, path: str) -> Any:
+    def new_input(self, path: str) -> InputFile:
         return self._io.new_input(path)
 
 
-def _file_io(location: str, properties: Mapping[str, str] | None = None) -> Any:
+def _file_io(location: str, properties: Mapping[str, str] | None = None) -> _LazyFileIO:
     return _LazyFileIO(location, properties)
 
 
-def _decode_metadata(data: bytes, path: str) -> Any:
+def _decode_metadata(data: bytes, path: str) -> JsonObject:
     if path.endswith(".gz") or path.endswith(".gz.metadata.json") or data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
@@ -141,7 +152,7 @@ def _decode_metadata(data: bytes, path: str) -> Any:
         raise MetadataError("not valid JSON (nested too deeply)", file=path) from None
 
 
-def read_metadata_file(io: Any, path: str) -> Any:
+def read_metadata_file(io: FileIO | RelocatingIO | _LazyFileIO, path: str) -> JsonObject:
     """Read and JSON-decode one metadata file through a FileIO; errors name the file."""
     local = local_path(path)
     try:
@@ -263,7 +274,7 @@ def load_metadata_path(
     )
 
 
-def catalog_type_of(catalog: Any) -> str:
+def catalog_type_of(catalog: Catalog) -> str:
     explicit = (getattr(catalog, "properties", {}) or {}).get("type")
     if explicit:
         return str(explicit).lower()
@@ -276,7 +287,7 @@ def catalog_type_of(catalog: Any) -> str:
     return type(catalog).__name__.lower()
 
 
-def load_table_object(table: Any, *, relocate: Mapping[str, str] | None = None, read_file: bool = True) -> LoadedTable:
+def load_table_object(table: Table, *, relocate: Mapping[str, str] | None = None, read_file: bool = True) -> LoadedTable:
     """Wrap a PyIceberg ``Table``. The raw metadata file is re-read when it exists, because PyIceberg's parse can
     lose facts; otherwise the in-memory model is used."""
     metadata_location = getattr(table, "metadata_location", None)
@@ -308,7 +319,7 @@ def load_table_object(table: Any, *, relocate: Mapping[str, str] | None = None, 
 
 
 def load_from_catalog(
-    catalog_name: str | Any, identifier: str | tuple[str, ...], *, relocate: Mapping[str, str] | None = None
+    catalog_name: str | Catalog, identifier: str | tuple[str, ...], *, relocate: Mapping[str, str] | None = None
 ) -> LoadedTable:
     """Load a table from a catalog configured the PyIceberg way (``.pyiceberg.yaml``, ``PYICEBERG_CATALOG__*``)."""
     ident = tuple(identifier.split(".")) if isinstance(identifier, str) else tuple(identifier)
@@ -340,9 +351,9 @@ def load_from_catalog(
 
 
 def open_table(
-    ref: Any,
+    ref: TableRef,
     *,
-    catalog: str | Any | None = None,
+    catalog: str | Catalog | None = None,
     properties: Mapping[str, str] | None = None,
     relocate: Mapping[str, str] | None = None,
 ) -> LoadedTable:

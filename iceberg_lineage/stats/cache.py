@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import Executor
-from typing import Any, Callable, Iterable, Mapping
+from typing import IO, TYPE_CHECKING, Callable, Iterable, Mapping
 
 from iceberg_lineage.errors import ManifestError
 from iceberg_lineage.read.manifests import ManifestFile, iter_manifest_entries, manifests_of_snapshot
@@ -16,6 +16,10 @@ from iceberg_lineage.read.metadata import Snapshot
 from iceberg_lineage.read.source import local_path
 from iceberg_lineage.stats.parallel import EXECUTORS
 from iceberg_lineage.stats.partials import Partial, PartialContext, merge_all, summarize_entries
+
+if TYPE_CHECKING:
+    from iceberg_lineage.read.manifests import FileOpener
+    from iceberg_lineage.read.source import RelocatingIO
 
 
 class ManifestCache:
@@ -33,7 +37,7 @@ class ManifestCache:
         self.manifest_reads = 0
         self.manifest_list_reads = 0
 
-    def manifest_list(self, io: Any, snapshot: Snapshot) -> list[ManifestFile]:
+    def manifest_list(self, io: RelocatingIO, snapshot: Snapshot) -> list[ManifestFile]:
         key = snapshot.manifest_list or f"inline:{snapshot.snapshot_id}"
         with self._lock:
             found = self._lists.get(key)
@@ -83,7 +87,7 @@ class ManifestCache:
 
 
 def read_partial(
-    io: Any, manifest: ManifestFile, ctx: PartialContext, byte_range: tuple[int, int] | None = None
+    io: FileOpener, manifest: ManifestFile, ctx: PartialContext, byte_range: tuple[int, int] | None = None
 ) -> Partial:
     """The pure map step: one manifest's bytes (or its blocks starting in ``byte_range``) to partial statistics."""
     path = manifest.manifest_path
@@ -96,7 +100,8 @@ def read_partial(
 
 
 def fetch_partials(
-    io: Any, manifests: Iterable[ManifestFile], ctx: PartialContext, cache: ManifestCache, executor: Executor | None
+    io: RelocatingIO, manifests: Iterable[ManifestFile], ctx: PartialContext, cache: ManifestCache,
+    executor: Executor | None
 ) -> dict[str, Partial]:
     """The partials of ``manifests`` by path: cached ones, and the others read once each, on ``executor`` if given,
     else here, with large local manifests split across worker processes."""
@@ -145,11 +150,11 @@ class _LocalFiles:
     def __init__(self, paths: Mapping[str, str]) -> None:
         self._paths = dict(paths)
 
-    def open(self, path: str) -> Any:
+    def open(self, path: str) -> IO[bytes]:
         return open(self._paths.get(path, path), "rb")
 
 
-def _splits(io: Any, manifests: Iterable[ManifestFile]) -> dict[str, tuple[str, list[tuple[int, int]]]]:
+def _splits(io: RelocatingIO, manifests: Iterable[ManifestFile]) -> dict[str, tuple[str, list[tuple[int, int]]]]:
     """Byte ranges of the large local manifests, one per CPU: ``{manifest path: (local path, ranges)}``."""
     workers = os.cpu_count() or 1
     resolve = getattr(io, "resolve", None)

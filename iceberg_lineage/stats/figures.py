@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 from iceberg_lineage.config import ColumnSelection
 from iceberg_lineage.read.bounds import TRUNCATABLE
@@ -172,7 +172,8 @@ def from_entries(fig: Figures, p: Partial, parts: list[Partial], snapshot_id: in
             fig.offer("live_records", records - p.dv_rows, e)
 
 
-def truncation(f: Field, name: str, lo: Any, hi: Any, max_lo: Any, p: Partial, modes: ModeHistory) -> tuple[bool, bool]:
+def truncation(f: Field, name: str, lo: object, hi: object, max_lo: object, p: Partial,
+               modes: ModeHistory) -> tuple[bool, bool]:
     """Whether the aggregate lower and upper bound may be truncated: true unless the metadata rules it out (see the
     README's truncation rule).
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from types import MappingProxyType
 from typing import Any, Callable, Collection, Literal, Mapping
 
+from iceberg_lineage.jsontypes import Json
+
 Form = Literal["snake", "camel"]
 SNAKE: Form = "snake"
 CAMEL: Form = "camel"
@@ -35,7 +37,7 @@ class Figure:
     shown: bool = True
 
 
-def figure(label: str, path: str, *, shown: bool = True) -> Any:
+def figure(label: str, path: str, *, shown: bool = True) -> None:
     """A figure field: unknown (``None``) until the walker knows it. Adding a figure is this one declaration."""
     return field(default=None, metadata={_FIGURE: Figure(label, path, shown)})
 
@@ -61,13 +63,13 @@ _PLAIN = JsonField()
 
 def json_field(
     *, forms: Collection[Form] = BOTH, omit_empty: Collection[Form] = (), convert: Callable[[Any], Any] | None = None,
-    **kwargs: Any,
+    **kwargs: object,
 ) -> Any:
     """A dataclass field (``kwargs`` go to :func:`dataclasses.field`) with its JSON forms declared."""
     return field(metadata={_JSON: JsonField(frozenset(forms), frozenset(omit_empty), convert)}, **kwargs)
 
 
-def not_json(**kwargs: Any) -> Any:
+def not_json(**kwargs: object) -> Any:
     """A field neither JSON form carries (raw inputs, counters of the walk)."""
     return json_field(forms=(), **kwargs)
 
@@ -78,7 +80,7 @@ def camel_case(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def as_json(model: Any, form: Form = SNAKE) -> dict[str, Any]:
+def as_json(model: object, form: Form = SNAKE) -> dict[str, Any]:
     """A dataclass as JSON in ``form``, fields in declaration order; nested dataclasses, sequences and mappings
     follow (mapping keys are kept as they are: they are names, such as column names)."""
     out: dict[str, Any] = {}
@@ -103,7 +105,7 @@ def _plan(model: type, form: Form) -> tuple[tuple[str, str, bool, Callable[[Any]
     return tuple(plan)
 
 
-def _value(value: Any, form: Form) -> Any:
+def _value(value: object, form: Form) -> object:
     if value is None or isinstance(value, (str, int, float)):
         return value
     if isinstance(value, (tuple, list)):
@@ -120,7 +122,7 @@ class JsonModel:
         return as_json(self)
 
 
-def bound_to_json(value: Any, type_name: str | None = None) -> Any:
+def bound_to_json(value: object, type_name: str | None = None) -> Json:
     """The JSON form of a decoded bound: numbers stay numbers; dates and times are ISO-8601; decimal and uuid are text;
     binary and fixed are hex."""
     if value is None or isinstance(value, (bool, int, float, str)):

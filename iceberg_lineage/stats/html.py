@@ -18,7 +18,7 @@ _CELL = "padding:1px 8px;text-align:{align};vertical-align:top"
 _NUMERIC_COLUMNS = tuple(COLUMN_HEADINGS.index(h) for h in ("values", "nulls", "null %", "NaNs", "distinct"))
 
 
-def escaped(value: Any) -> str:
+def escaped(value: object) -> str:
     """A value as escaped text: ``—`` for unknown, thousands separators for counts."""
     return html.escape(format_value(value))
 

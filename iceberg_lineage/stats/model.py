@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from iceberg_lineage.read.metadata import DEFAULT_TARGET_FILE_SIZE
 from iceberg_lineage.stats.forms import (
@@ -18,6 +18,9 @@ from iceberg_lineage.stats.forms import (
 )
 from iceberg_lineage.stats.html import history_html, snapshot_html
 from iceberg_lineage.stats.plots import columns_plot, file_sizes_plot, history_plot
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 Source = Literal["summary", "manifest_list", "entries"]
 Depth = Literal["summary", "manifest_list", "entries"]
@@ -42,8 +45,8 @@ class ColumnStats(JsonModel):
     value_count: int | None = None
     null_count: int | None = None
     nan_count: int | None = None
-    min: Any = json_field(default=None, convert=bound_to_json)
-    max: Any = json_field(default=None, convert=bound_to_json)
+    min: object = json_field(default=None, convert=bound_to_json)
+    max: object = json_field(default=None, convert=bound_to_json)
     distinct_count: int | None = None
     #: Whether ``min`` / ``max`` may be truncated: true unless the metadata rules it out (README, "Truncated bounds").
     lower_truncated: bool = json_field(default=False, omit_empty=(CAMEL,))
@@ -177,11 +180,11 @@ class SnapshotStats(JsonModel):
     def _repr_html_(self) -> str:
         return snapshot_html(self)
 
-    def plot_columns(self) -> Any:
+    def plot_columns(self) -> Figure:
         """Null fraction per column (matplotlib Figure; extra ``notebook``)."""
         return columns_plot(self)
 
-    def plot_file_sizes(self) -> Any:
+    def plot_file_sizes(self) -> Figure:
         """Histogram of data file sizes with the small-file threshold (matplotlib Figure; extra ``notebook``)."""
         return file_sizes_plot(self)
 
@@ -225,7 +228,7 @@ class TableHistory(JsonModel):
     def _repr_html_(self) -> str:
         return history_html(self)
 
-    def plot(self) -> Any:
+    def plot(self) -> Figure:
         """Records, data files, bytes and delete files over the snapshots (matplotlib Figure; extra ``notebook``)."""
         return history_plot(self)
 

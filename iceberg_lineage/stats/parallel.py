@@ -46,7 +46,7 @@ class DaemonThreads(cf.Executor):
         self._started = 0
         self._shutdown = False
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
+    def submit(self, fn: Callable[..., Any], /, *args: object, **kwargs: object) -> cf.Future:
         future: cf.Future = cf.Future()
         with self._lock:
             if self._shutdown:

@@ -16,7 +16,7 @@ _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 COLUMN_HEADINGS = ("column", "type", "values", "nulls", "null %", "NaNs", "min", "max", "distinct")
 
 
-def format_value(value: Any) -> str:
+def format_value(value: object) -> str:
     """``—`` for unknown, thousands separators for counts, the JSON form of bounds."""
     if value is None:
         return "—"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from concurrent.futures import Executor
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from iceberg_lineage.config import ALL_COLUMNS, ColumnSelection
 from iceberg_lineage.errors import IcebergLineageError, ManifestError, ManifestNotFoundError
@@ -27,6 +27,9 @@ from iceberg_lineage.stats.model import (
 )
 from iceberg_lineage.stats.parallel import manifest_pool
 from iceberg_lineage.stats.partials import Partial, PartialContext
+
+if TYPE_CHECKING:
+    from iceberg_lineage.read.source import TableRef
 
 
 def table_info(table: LoadedTable) -> TableInfo:
@@ -172,7 +175,7 @@ def _check_depth(depth: str) -> None:
 
 
 def snapshot_stats(
-    ref: Any,
+    ref: TableRef,
     snapshot_id: int | None = None,
     *,
     depth: Depth = "entries",
@@ -181,7 +184,7 @@ def snapshot_stats(
     cache: ManifestCache | None = None,
     small_file_threshold: int | None = None,
     partition_records: bool = False,
-    **open_kwargs: Any,
+    **open_kwargs: object,
 ) -> SnapshotStats:
     """Statistics of one snapshot (the current one by default) of a table reference (see :func:`open_table`).
 
@@ -211,14 +214,14 @@ FEW_SNAPSHOTS = 64
 
 
 def table_history(
-    ref: Any,
+    ref: TableRef,
     *,
     depth: Depth = "entries",
     columns: ColumnSelection = ALL_COLUMNS,
     snapshot_ids: Iterable[int] | None = None,
     executor: Executor | None = None,
     cache: ManifestCache | None = None,
-    **open_kwargs: Any,
+    **open_kwargs: object,
 ) -> TableHistory:
     """Statistics of every snapshot (or of ``snapshot_ids``) in commit order.
 

@@ -13,7 +13,7 @@ import decimal
 import json
 import math
 from importlib import resources
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attr
 from openlineage.client.facet_v2 import data_quality_metrics_dataset, data_quality_metrics_input_dataset
@@ -25,6 +25,12 @@ from iceberg_lineage.quality.schema import SchemaChange, schema_diff
 from iceberg_lineage.read.metadata import Schema
 from iceberg_lineage.stats.forms import CAMEL, as_json
 from iceberg_lineage.stats.model import ColumnStats, SnapshotStats
+
+if TYPE_CHECKING:
+    #: The dataset facet's and the input facet's column metrics (their fields are the same).
+    _ColumnMetrics = data_quality_metrics_dataset.ColumnMetrics | data_quality_metrics_input_dataset.ColumnMetrics
+    _MetricsKind = (type[data_quality_metrics_dataset.ColumnMetrics]
+                    | type[data_quality_metrics_input_dataset.ColumnMetrics])
 
 STATISTICS_KEY = "icebergTableStatistics"
 SCHEMA_FILE = "IcebergTableStatisticsDatasetFacet.json"
@@ -77,7 +83,7 @@ def statistics_schema() -> dict[str, Any]:
     return json.loads(resources.files("iceberg_lineage").joinpath("schemas", SCHEMA_FILE).read_text("utf-8"))
 
 
-def _numeric(value: Any, toward: float) -> float | int | None:
+def _numeric(value: object, toward: float) -> float | int | None:
     """A bound usable as a JSON number: finite ints, floats and decimals only. A decimal becomes the nearest double
     on the bound's side (``toward`` -inf for a minimum, +inf for a maximum), so that it is still a bound."""
     if isinstance(value, bool):
@@ -95,7 +101,8 @@ def _numeric(value: Any, toward: float) -> float | int | None:
     return None
 
 
-def _column_metrics(col: ColumnStats, kind: Any = data_quality_metrics_dataset.ColumnMetrics) -> Any:
+def _column_metrics(col: ColumnStats, kind: _MetricsKind = data_quality_metrics_dataset.ColumnMetrics
+                    ) -> _ColumnMetrics | None:
     """A column's metrics as ``kind`` (the dataset or the input facet's class; their fields are the same)."""
     numeric = col.is_numeric
     metrics = kind(
@@ -126,7 +133,7 @@ def data_quality_facet(
     )
 
 
-def _columns_metrics(stats: SnapshotStats, kind: Any) -> dict[str, Any]:
+def _columns_metrics(stats: SnapshotStats, kind: _MetricsKind) -> dict[str, Any]:
     return {name: m for name, col in stats.columns.items() if (m := _column_metrics(col, kind)) is not None}
 
 
