@@ -153,6 +153,7 @@ def snapshot_run_event(
     duration_ms: int | None = None,
     attempts: int | None = None,
     capture_time: dt.datetime | None = None,
+    elapsed_ms: int | None = None,
 ) -> RunEvent:
     """The run that produced one snapshot, with the table (at that snapshot) as its output.
 
@@ -162,7 +163,9 @@ def snapshot_run_event(
 
     The event is at the snapshot's time (the commit's start: the snapshot is stamped as its commit begins), plus
     ``duration_ms`` when it was measured: the commit's end, so the run lasts as long as the commit did. Without it
-    (a scanner reading history) the run is instant: nothing says how long it took.
+    (a scanner reading history) the run is instant: nothing says how long it took. ``elapsed_ms`` moves the end
+    the same way where only the run's time is known, not the commit's own metrics (the proxy measured how long the
+    catalog took to answer the commit).
     """
     md = table.metadata
     before = parent_schema if parent_schema is not None else _parent_schema(table, stats)
@@ -193,7 +196,7 @@ def snapshot_run_event(
             facets["lifecycleStateChange"] = fb.lifecycle_facet(lifecycle)
         return RunEvent(
             eventType=event_type,
-            eventTime=fb.iso_time(fb.ms_to_datetime(stats.timestamp_ms + (duration_ms or 0))),
+            eventTime=fb.iso_time(fb.ms_to_datetime(stats.timestamp_ms + (duration_ms or elapsed_ms or 0))),
             run=Run(runId=str(run_id or snapshot_run_id(md.identity, stats.snapshot_id, stats.timestamp_ms)),
                     facets=run_facets),
             job=Job(namespace=settings.job.namespace, name=job_name(table, engine_name),
@@ -272,19 +275,22 @@ def owned_run_events(event: RunEvent, owner: Ownership, *, start: bool = True,
 def snapshot_runs(
     table: LoadedTable, snapshot_ids: Iterable[int], settings: Settings, *, depth: str,
     owners: Mapping[int, Ownership] | None = None, capture_time: dt.datetime | None = None,
-    executor: Executor | None = None, cache: ManifestCache | None = None,
+    executor: Executor | None = None, cache: ManifestCache | None = None, elapsed_ms: int | None = None,
 ) -> dict[int, list[RunEvent]]:
     """The events each snapshot's run is reported with, as the scanner and the REST bridge send them: START and
     COMPLETE of its run (:func:`with_start`, :func:`snapshot_run_event`) at ``depth``, or for a snapshot in ``owners``
-    (tagged by the hook) the rebuild of its owner's events (:func:`owned_run_events`)."""
+    (tagged by the hook) the rebuild of its owner's events (:func:`owned_run_events`). A run of its own starts at
+    the snapshot's time and lasts ``elapsed_ms`` where it was measured (the proxy), else it is instant."""
     history = table_history(table, depth=depth, columns=settings.column_stats,  # type: ignore[arg-type]
                             snapshot_ids=list(snapshot_ids), executor=executor, cache=cache)
     runs: dict[int, list[RunEvent]] = {}
     for stats in history:
-        event = snapshot_run_event(table, stats, settings, capture_time=capture_time)
         owner = (owners or {}).get(stats.snapshot_id)
+        event = snapshot_run_event(table, stats, settings, capture_time=capture_time,
+                                   elapsed_ms=None if owner is not None else elapsed_ms)
         runs[stats.snapshot_id] = (owned_run_events(event, owner, start=settings.events.start_events)
-                                   if owner is not None else with_start(event, settings))
+                                   if owner is not None
+                                   else with_start(event, settings, fb.ms_to_datetime(stats.timestamp_ms)))
     return runs
 
 

@@ -4,6 +4,7 @@ catalog; the accepted ones lineage reads (``/metrics`` reports included) leave a
 from __future__ import annotations
 
 import logging
+import time
 from typing import AsyncIterator
 
 import aiohttp
@@ -38,6 +39,7 @@ def make_app(options: ProxySection, settings: Settings, captures: CaptureQueue) 
             yield
 
     async def handle(request: web.Request) -> web.StreamResponse:
+        began = time.monotonic()
         route = classify(request.method, request.rel_url.raw_path)
         if route.kind == "metrics":
             def accepted(body: bytes | None) -> None:  # decoded and built into events in the lineage process
@@ -61,7 +63,7 @@ def make_app(options: ProxySection, settings: Settings, captures: CaptureQueue) 
                                              metrics.note_config)
             response, whole = await relay(request, answer, received)
         if whole and route.kind != "other" and 200 <= answer.status < 300:
-            _capture(captures, route, answer, request, sent, received)
+            _capture(captures, route, answer, request, sent, received, began)
         return response
 
     app = web.Application()
@@ -71,7 +73,7 @@ def make_app(options: ProxySection, settings: Settings, captures: CaptureQueue) 
 
 
 def _capture(captures: CaptureQueue, route: Route, answer: aiohttp.ClientResponse, request: web.Request,
-             sent: Tee | None, received: Tee | None) -> None:
+             sent: Tee | None, received: Tee | None, began: float) -> None:
     for tee, what in ((sent, "request"), (received, "answer")):
         if tee is not None and tee.over:
             LOG.warning("iceberg-lineage proxy: a %s %s of %d bytes is larger than proxy.max_body_bytes (%d); "
@@ -82,4 +84,5 @@ def _capture(captures: CaptureQueue, route: Route, answer: aiohttp.ClientRespons
         request=sent.body() if sent is not None else None, request_encoding=request.headers.get("Content-Encoding"),
         response=received.body() if received is not None else None,
         response_encoding=answer.headers.get("Content-Encoding"),
+        elapsed_ms=round((time.monotonic() - began) * 1000),
     ))

@@ -49,6 +49,9 @@ class Capture:
     response_encoding: str | None = None
     #: the bodies were read but not queued (past ``proxy.queue_max_bytes``): the lineage process reloads the table
     bodies_left_out: bool = False
+    #: from the request's arrival to the upstream's whole answer, as the serving process measured it: how long a
+    #: commit took at the catalog (the engine's own commit metrics come with its commit report)
+    elapsed_ms: int | None = None
 
     @property
     def size(self) -> int:

@@ -79,7 +79,7 @@ class Interpreter:
         """The events of a relayed request, in the order they are sent."""
         route, kind = capture.route, capture.route.kind
         if capture.bodies_left_out:
-            return self._reloaded(route)
+            return self._reloaded(route, capture.elapsed_ms)
         request = self._json(capture.request, capture.request_encoding)
         response = self._json(capture.response, capture.response_encoding)
         if kind == "load":
@@ -90,16 +90,16 @@ class Interpreter:
         if kind == "commit" and route.identifier is not None:
             base = self.tables.get(route.prefix, route.identifier)
             loaded = self._remember(route.prefix, route.identifier, response)
-            return self._commit(route.prefix, route.identifier, request, base, loaded)
+            return self._commit(route.prefix, route.identifier, request, base, loaded, capture.elapsed_ms)
         if kind == "transaction":
-            return self._transaction(route.prefix, request)
+            return self._transaction(route.prefix, request, capture.elapsed_ms)
         if kind == "drop":
             return self._drop(route)
         if kind == "rename":
             return self._rename(route.prefix, request)
         return []
 
-    def _reloaded(self, route: Route) -> list[Item]:
+    def _reloaded(self, route: Route, elapsed_ms: int | None) -> list[Item]:
         """A load or commit whose bodies the serving process left out (its queue was past ``proxy.queue_max_bytes``):
         the table loaded with the proxy's own credentials; a commit's snapshots are those the metadata relayed before
         did not have (without it, the current one). Other requests need their bodies: the scanner's catch-up reports
@@ -119,7 +119,7 @@ class Interpreter:
             added = [s.snapshot_id for s in md.snapshots if s.snapshot_id not in before]
         else:
             added = [md.current_snapshot_id] if md.current_snapshot_id not in (None, -1) else []
-        return self._snapshots(route.prefix, table, added)
+        return self._snapshots(route.prefix, table, added, elapsed_ms)
 
     def _create(self, route: Route, request: Json, response: Json) -> list[Item]:
         if not isinstance(request, Mapping) or "name" not in request:
@@ -138,7 +138,7 @@ class Interpreter:
                           self.settings)
 
     def _commit(self, prefix: str | None, ident: tuple[str, ...], request: Json, base: LoadResult | None,
-                loaded: LoadResult | None) -> list[Item]:
+                loaded: LoadResult | None, elapsed_ms: int | None) -> list[Item]:
         if loaded is None or not isinstance(request, Mapping):
             return []
         updates, requirements = request.get("updates") or [], request.get("requirements") or []
@@ -147,7 +147,7 @@ class Interpreter:
         when = ms_to_datetime(table.metadata.last_updated_ms or 0)
         if creates(requirements):
             out += _lifecycle(ev.lifecycle_event(table, "CREATE", self.settings, event_time=when), self.settings)
-            return out + self._snapshots(prefix, table, added_snapshot_ids(updates))
+            return out + self._snapshots(prefix, table, added_snapshot_ids(updates), elapsed_ms)
         base_schema = (base.metadata.get("current-schema-id") if base is not None
                        else _required(requirements, "assert-current-schema-id", "current-schema-id"))
         if alters(updates):
@@ -155,7 +155,7 @@ class Interpreter:
             out += _lifecycle(ev.alter_event(table, self.settings, base_refs=base_refs, base_schema_id=base_schema,
                                              event_time=when), self.settings)
         snapshot_ids = added_snapshot_ids(updates)
-        out += self._snapshots(prefix, table, snapshot_ids)
+        out += self._snapshots(prefix, table, snapshot_ids, elapsed_ms)
         return out + self._schema_alerts(table, base_schema, snapshot_ids)
 
     def _schema_alerts(self, table: LoadedTable, base_schema: Json, snapshot_ids: list[int]) -> list[Item]:
@@ -172,7 +172,10 @@ class Interpreter:
         announce(alerts, self.settings)
         return [Built(e) for e in checks]
 
-    def _snapshots(self, prefix: str | None, table: LoadedTable, snapshot_ids: list[int]) -> list[Item]:
+    def _snapshots(self, prefix: str | None, table: LoadedTable, snapshot_ids: list[int],
+                   elapsed_ms: int | None) -> list[Item]:
+        """Each new snapshot's START and COMPLETE; the run lasts as long as its commit took at the catalog
+        (``elapsed_ms``, measured by the serving process), starting at the snapshot's time."""
         md = table.metadata
         present = [sid for sid in snapshot_ids if md.snapshot_by_id(sid) is not None]
         hooked = [sid for sid in present if tagged(_summary(md, sid))]
@@ -183,7 +186,8 @@ class Interpreter:
         if not ours:
             return []
         capture = dt.datetime.now(dt.timezone.utc)
-        runs = ev.snapshot_runs(table, ours, self.settings, depth=self.depth, capture_time=capture)
+        runs = ev.snapshot_runs(table, ours, self.settings, depth=self.depth, capture_time=capture,
+                                elapsed_ms=elapsed_ms)
         out: list[Item] = []
         for sid in ours:
             for event in runs.get(sid, ()):
@@ -192,7 +196,7 @@ class Interpreter:
                     prefix, tuple(table.identifier), SnapshotRef(md.identity, sid), _summary(md, sid), event))
         return out
 
-    def _transaction(self, prefix: str | None, request: Json) -> list[Item]:
+    def _transaction(self, prefix: str | None, request: Json, elapsed_ms: int | None) -> list[Item]:
         out: list[Item] = []
         changes = request.get("table-changes") if isinstance(request, Mapping) else None
         for change in changes or ():
@@ -205,7 +209,7 @@ class Interpreter:
                 self.tables.put(prefix, ident, loaded)  # type: ignore[arg-type]
             else:
                 loaded = self.tables.load(prefix, ident)  # after the commit: it holds the new snapshots
-            out += self._commit(prefix, ident, change, base, loaded)
+            out += self._commit(prefix, ident, change, base, loaded, elapsed_ms)
         return out
 
     def _drop(self, route: Route) -> list[Item]:

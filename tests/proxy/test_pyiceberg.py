@@ -3,6 +3,7 @@ schema-valid COMPLETE with the scanner's runId and job name, every catalog opera
 answer is the upstream's, and a scanner run over the catalog afterwards sends no other runId."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 import subprocess
 import sys
@@ -168,3 +169,28 @@ def test_a_scanner_afterwards_sends_no_other_run_id(story, stack, tmp_path):
         assert event["outputs"][0]["facets"]["symlinks"] == {
             **mine["outputs"][0]["facets"]["symlinks"],
             "identifiers": [{"namespace": stack.proxy.uri, "name": "bridge.life2", "type": "TABLE"}]}
+
+
+def event_ms(text: str) -> int:
+    return round(dt.datetime.fromisoformat(text).timestamp() * 1000)
+
+
+def test_a_commit_run_lasts_as_long_as_the_catalog_took(story):
+    """A commit's run starts at its snapshot's time (the client stamps the snapshot as its commit begins) and ends
+    once the catalog answered, as the proxy measured it: before any later commit began. A commit here adds at most
+    two snapshots (the overwrite: a delete and an append), so the snapshot two places on is a later commit's."""
+    _, _, life, _, events, _ = story
+    by_run: dict[str, dict[str, str]] = {}
+    for event in events:
+        if event["job"]["name"] == "bridge.life.commit":
+            by_run.setdefault(event["run"]["runId"], {})[event["eventType"]] = event["eventTime"]
+    snapshots = sorted(life.snapshots, key=lambda s: s.timestamp_ms)
+    durations = []
+    for i, snapshot in enumerate(snapshots):
+        times = by_run[str(snapshot_run_id(str(life.table_uuid), snapshot.snapshot_id, snapshot.timestamp_ms))]
+        start, end = (event_ms(times[kind]) for kind in ("START", "COMPLETE"))
+        assert start == snapshot.timestamp_ms <= end
+        if i + 2 < len(snapshots):
+            assert end <= snapshots[i + 2].timestamp_ms
+        durations.append(end - start)
+    assert len(durations) == 5 and sum(durations) > 0
