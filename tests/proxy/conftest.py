@@ -10,31 +10,14 @@ import pytest
 
 from tests.support.lineage_server import LineageServer
 from tests.support.olschema import validate_event
-from tests.support.proxy import Proxy, Recorder, own_properties, start_proxy, wait_until
+from tests.support.proxy import Proxy, ProxyStack, Recorder, own_properties, proxy_stack, start_proxy, wait_until
 from tests.support.seaweed import Seaweed
-
-
-@dataclass
-class ProxyStack:
-    seaweed: Seaweed
-    recorder: Recorder
-    proxy: Proxy
-    lineage: LineageServer
-
-    def own_properties(self) -> list[str]:
-        return own_properties(self.seaweed)
 
 
 @pytest.fixture(scope="module")
 def stack(seaweed, tmp_path_factory) -> ProxyStack:
-    lineage = LineageServer()
-    recorder = Recorder(seaweed.uri).start()
-    proxy = start_proxy(recorder.url, tmp_path_factory.mktemp("proxy"), lineage.url, *own_properties(seaweed))
-    try:
-        yield ProxyStack(seaweed, recorder, proxy, lineage)
-    finally:
-        proxy.stop()
-        lineage.stop()
+    with proxy_stack(seaweed, tmp_path_factory.mktemp("proxy"), ProxyStack) as running:
+        yield running
 
 
 @dataclass

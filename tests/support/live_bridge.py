@@ -8,27 +8,19 @@ when a collected test needs them, and run while other tests do.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from tests.support.engines import missing
 from tests.support.iceberg_java import run_cli
-from tests.support.lineage_server import LineageServer
 from tests.support.olschema import validate_event
-from tests.support.proxy import Proxy, Recorder, own_properties, scanner_env, start_proxy, wait_until
-from tests.support.seaweed import Seaweed
+from tests.support.proxy import ProxyStack, proxy_stack, scanner_env, wait_until
 
 #: The fixtures that start an engine, by the component they need.
 ENGINE_RUNS = {"flink": "flink_run", "trino": "trino_run"}
 
 
-@dataclass
-class LiveBridge:
-    seaweed: Seaweed
-    recorder: Recorder  # keeps every report the engines post to /metrics
-    proxy: Proxy
-    lineage: LineageServer
+class LiveBridge(ProxyStack):
 
     def completes(self, run_ids: set[str]) -> dict[str, dict]:
         """The bridge's COMPLETE of each run (once all came), each checked against the schemas."""
@@ -67,14 +59,8 @@ def dataset_names(event: dict) -> tuple:
 
 @pytest.fixture(scope="session")
 def live_bridge(seaweed, tmp_path_factory) -> LiveBridge:
-    lineage = LineageServer()
-    recorder = Recorder(seaweed.uri).start()
-    proxy = start_proxy(recorder.url, tmp_path_factory.mktemp("live-proxy"), lineage.url, *own_properties(seaweed))
-    try:
-        yield LiveBridge(seaweed, recorder, proxy, lineage)
-    finally:
-        proxy.stop()
-        lineage.stop()
+    with proxy_stack(seaweed, tmp_path_factory.mktemp("live-proxy"), LiveBridge) as running:
+        yield running
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -14,11 +14,12 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, TypeVar
 
-from tests.support.lineage_server import free_port
+from tests.support.lineage_server import LineageServer, free_port
 from tests.support.seaweed import Seaweed
 
 START_TIMEOUT_S = 30.0
@@ -285,3 +286,33 @@ def serve_in_thread(make: Any) -> str:
     threading.Thread(target=lambda: asyncio.run(main()), daemon=True).start()
     ready.wait(10)
     return f"http://127.0.0.1:{port}"
+
+
+@dataclass
+class ProxyStack:
+    """SeaweedFS <- a recorder (it keeps every report posted to ``/metrics``) <- a proxy subprocess <- the clients;
+    events go to a real local lineage server."""
+
+    seaweed: Seaweed
+    recorder: Recorder
+    proxy: Proxy
+    lineage: LineageServer
+
+    def own_properties(self) -> list[str]:
+        return own_properties(self.seaweed)
+
+
+Stack = TypeVar("Stack", bound=ProxyStack)
+
+
+@contextmanager
+def proxy_stack(seaweed: Seaweed, folder: Path, kind: type[Stack]) -> Iterator[Stack]:
+    """A :class:`ProxyStack` (or ``kind``) running until the block ends."""
+    lineage = LineageServer()
+    recorder = Recorder(seaweed.uri).start()
+    proxy = start_proxy(recorder.url, folder, lineage.url, *own_properties(seaweed))
+    try:
+        yield kind(seaweed, recorder, proxy, lineage)
+    finally:
+        proxy.stop()
+        lineage.stop()
