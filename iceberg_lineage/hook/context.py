@@ -107,7 +107,7 @@ class OpenRuns:
     def __init__(self) -> None:
         self.context: contextvars.ContextVar[OpenRun | None] = contextvars.ContextVar("iceberg_lineage_run",
                                                                                        default=None)
-        #: The run of the whole process (the child of ``iceberg-lineage run``).
+        #: The run of the whole process (:mod:`iceberg_lineage.hook.process_run`).
         self.process: OpenRun | None = None
         self._roots: list[OpenRun] = []
 
@@ -163,7 +163,7 @@ def run(
     settings = settings or load_settings()
     parent = current_run()
     ref = RunRef(new_run_id(), settings.job.namespace, job_name or default_job_name(),
-                 parent.ref if parent is not None else None)
+                 parent.ref if parent is not None else None, attached="run")
     opened = OpenRun(ref, client, settings)
     opened.emitter.submit(run_event(ref, RunState.START, when=opened.started))
     failure: Failure | None = None
