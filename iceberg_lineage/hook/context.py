@@ -1,9 +1,10 @@
 """Run contexts: a job that reads table A and writes table B shows up as one run with A as input and B as output.
 
 A run is opened by ``with iceberg_lineage.run("job"):`` (or as a decorator) or, for a whole process, by
-``iceberg-lineage run``. Inside it, every commit and scan of an observed catalog is a RUNNING event of that run and
-is remembered; the run's final event (COMPLETE, or FAIL with an ``errorMessage``) lists every table read and
-written once, at the last snapshot seen. Nested runs carry a ``parent`` facet.
+``iceberg-lineage run`` or a reporter configured with a job name (:mod:`iceberg_lineage.hook.process_run`).
+Inside it, every commit and scan of an observed catalog is a RUNNING event of that run and is remembered; the
+run's final event (COMPLETE, or FAIL with an ``errorMessage``) lists every table read and written once, at the
+last snapshot seen. Nested runs carry a ``parent`` facet.
 
 Which run is current: the context variable set by ``run()``; in a thread without one (threads do not inherit
 context variables), the run of the whole process when there is one, else the only open outermost run.

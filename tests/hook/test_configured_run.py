@@ -5,6 +5,7 @@ the hook reports, whichever way it was attached, carries the ``processing_engine
 Real subprocesses running a real script, ``.pyiceberg.yaml`` in their own HOME, a real HTTP endpoint."""
 from __future__ import annotations
 
+import datetime as dt
 import subprocess
 import sys
 import textwrap
@@ -14,9 +15,10 @@ from tests.support.hook import (
 )
 
 #: Reads a's first snapshot and writes it into b, loading the catalog twice (each load makes its own reporter);
-#: installs its own excepthook first, as a program may; ``raise`` ends it with an uncaught exception.
+#: installs its own excepthook first, as a program may; prints the time before its first scan; ``raise`` ends it
+#: with an uncaught exception.
 SCRIPT = """
-import sys
+import datetime, sys
 import scan_reporters
 scan_reporters.install()
 from pyiceberg.catalog import load_catalog
@@ -24,6 +26,7 @@ from pyiceberg.catalog import load_catalog
 sys.excepthook = lambda kind, value, tb: print("the script's own hook:", value, file=sys.stderr)
 a = load_catalog("lake").load_table("db.a")
 b = load_catalog("lake").load_table("db.b")
+print(datetime.datetime.now(datetime.timezone.utc).isoformat())
 b.append(a.scan(snapshot_id=a.metadata.snapshots[0].snapshot_id).to_arrow())
 if sys.argv[1:] == ["raise"]:
     raise ValueError("bad row 7")
@@ -55,6 +58,8 @@ def test_configured_job_name_makes_the_process_one_run(lake, collector, tmp_path
     assert (done.returncode, done.stderr) == (0, "")
     events = valid(collector.bodies)
     assert [e["eventType"] for e in events] == ["START", "RUNNING", "RUNNING", "COMPLETE"]
+    # the run starts at the first scan, not as the catalogs are loaded
+    assert dt.datetime.fromisoformat(events[0]["eventTime"]) >= dt.datetime.fromisoformat(done.stdout.strip())
     assert len({e["run"]["runId"] for e in events}) == 1 and {e["job"]["name"] for e in events} == {"nightly"}
     catalog, _ = lake
     a, b = catalog.load_table("db.a"), catalog.load_table("db.b")
