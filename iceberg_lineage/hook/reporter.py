@@ -1,8 +1,8 @@
 """Lineage straight from PyIceberg: an OpenLineage reporter for ``scan_reporters``' observer hooks.
 
-Three ways to attach (see docs/hook.md): ``observe(catalog)`` in code; the catalog
-property ``metrics-reporter-impl: openlineage`` once ``scan_reporters.install()`` ran; ``iceberg-lineage run``, which
-observes every catalog the program constructs.
+Three ways to attach (docs/hook.md says which gives one run and which one run per commit): ``observe(catalog)`` in
+code; the catalog property ``metrics-reporter-impl: openlineage`` once ``scan_reporters.install()`` ran;
+``iceberg-lineage run``, which observes every catalog the program constructs.
 
 Cost on the commit path: ``before_commit`` copies each new snapshot to tag it with its ownership
 (:mod:`iceberg_lineage.lineage.tags`: the run that reports it, so the scanner can rebuild that run);
