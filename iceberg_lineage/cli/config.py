@@ -61,7 +61,7 @@ def effective(flags: dict[str, Any]) -> dict[str, Any]:
 def unreachable(report: dict[str, Any]) -> list[str]:
     """One line per catalog or endpoint that cannot be reached; no catalog at all is a configuration error."""
     from iceberg_lineage.delivery.client import disabled, make_client, openlineage_configured
-    from iceberg_lineage.delivery.reach import unreachable as endpoint_problems, writable_folder
+    from iceberg_lineage.delivery.reach import probes, writable_folder
     from iceberg_lineage.read.catalogs import catalog_unreachable, configured_catalogs
 
     problems = [p for p in map(catalog_unreachable, configured_catalogs()) if p is not None]
@@ -74,10 +74,10 @@ def unreachable(report: dict[str, Any]) -> list[str]:
 
         return problems + [p for p in [writable_folder(Path(DEFAULT_EVENTS_PATH).parent)] if p is not None]
     client = make_client()
-    try:
-        return problems + list(endpoint_problems(client.transport))
-    finally:
-        client.close()
+    checks = probes(client.transport)
+    client.close()
+    del client  # its transports (a Kafka producer) go before the probes run
+    return problems + [p for p in (probe() for probe in checks) if p is not None]
 
 
 def _plain(value: Any) -> Any:
@@ -104,7 +104,11 @@ def _transport() -> str:
 
     if not (disabled() or openlineage_configured()):
         return f"file {DEFAULT_EVENTS_PATH} (no OpenLineage transport configured)"
-    return describe_transport(make_client())
+    client = make_client()
+    try:
+        return describe_transport(client)
+    finally:
+        client.close()
 
 
 def _text(report: dict[str, Any]) -> str:

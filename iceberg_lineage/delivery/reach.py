@@ -1,15 +1,17 @@
 """Whether a transport's endpoint can be reached, sending nothing (``iceberg-lineage config --check``).
 
 HTTP: a TCP connection to the URL's host and port, closed at once (no request: a probe must not count as an event
-anywhere). Kafka: a metadata request on the transport's own producer. File: the folder of the file is writable.
-A composite is reached when each of its targets is.
+anywhere). Kafka: a metadata request with the transport's producer configuration. File: the file's folder is
+writable. A composite is reached when each of its targets is.
 """
 from __future__ import annotations
 
+import logging
 import os
 import socket
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlsplit
 
 from iceberg_lineage.redact import strip_userinfo
@@ -21,41 +23,52 @@ if TYPE_CHECKING:
 REACH_TIMEOUT_S = 5.0
 
 
-def unreachable(transport: Transport, timeout: float = REACH_TIMEOUT_S) -> Iterator[str]:
-    """One line for each endpoint of ``transport`` that cannot be reached (nothing: all can)."""
+#: A check of one endpoint: why it cannot be reached, or ``None``.
+Probe = Callable[[], "str | None"]
+
+
+def probes(transport: Transport, timeout: float = REACH_TIMEOUT_S) -> list[Probe]:
+    """A probe for each endpoint of ``transport``. They hold its settings only, not the transport: a Kafka
+    transport's own producer, kept alive during the probe, would log each failed connection on stderr."""
     from openlineage.client.transport.composite import CompositeTransport
     from openlineage.client.transport.file import FileTransport
     from openlineage.client.transport.kafka import KafkaTransport
 
     if isinstance(transport, CompositeTransport):
-        for child in transport.transports:
-            yield from unreachable(child, timeout)
-    elif isinstance(transport, KafkaTransport):
-        yield from _kafka(transport, timeout)
-    elif isinstance(transport, FileTransport):
-        yield from _folder(Path(transport.config.log_file_path).parent)
-    elif (url := getattr(getattr(transport, "config", None), "url", None)) is not None:
-        yield from _tcp(str(url), timeout, transport.kind)
+        return [probe for child in transport.transports for probe in probes(child, timeout)]
+    if isinstance(transport, KafkaTransport):
+        return [partial(_kafka, dict(transport.kafka_config.config), timeout)]
+    if isinstance(transport, FileTransport):
+        return [partial(writable_folder, Path(transport.config.log_file_path).parent)]
+    url = getattr(getattr(transport, "config", None), "url", None)
+    return [partial(_tcp, str(url), timeout, str(transport.kind))] if url is not None else []
 
 
-def _tcp(url: str, timeout: float, kind: object) -> Iterator[str]:
+def _tcp(url: str, timeout: float, kind: str) -> str | None:
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
         socket.create_connection((parts.hostname or "", port), timeout=timeout).close()
     except OSError as exc:
         why = exc.strerror or type(exc).__name__
-        yield f"{kind} endpoint {strip_userinfo(url)}: cannot connect to {parts.hostname}:{port} ({why})"
+        return f"{kind} endpoint {strip_userinfo(url)}: cannot connect to {parts.hostname}:{port} ({why})"
+    return None
 
 
-def _kafka(transport: Any, timeout: float) -> Iterator[str]:
-    servers = transport.kafka_config.config.get("bootstrap.servers", "?")
-    if transport.producer is None:
-        return
+def _kafka(config: dict[str, Any], timeout: float) -> str | None:
+    """A metadata request on a producer of the transport's configuration, its librdkafka log held back (a broker
+    that is down is logged every few milliseconds; the line returned says it once)."""
+    from confluent_kafka import Producer
+
+    quiet = logging.getLogger(f"{__name__}.librdkafka")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
     try:
-        transport.producer.list_topics(timeout=timeout)
+        Producer({**config, "logger": quiet}).list_topics(timeout=timeout)
     except Exception as exc:  # noqa: BLE001 - KafkaException, whatever librdkafka says
-        yield f"kafka bootstrap servers {servers}: no metadata within {timeout:g} s ({type(exc).__name__})"
+        servers = config.get("bootstrap.servers", "?")
+        return f"kafka bootstrap servers {servers}: no metadata within {timeout:g} s ({type(exc).__name__})"
+    return None
 
 
 def writable_folder(folder: Path) -> str | None:
@@ -68,9 +81,3 @@ def writable_folder(folder: Path) -> str | None:
     if not os.access(existing, os.W_OK | os.X_OK):
         return f"folder {folder}: {existing} is not writable"
     return None
-
-
-def _folder(folder: Path) -> Iterator[str]:
-    why = writable_folder(folder)
-    if why is not None:
-        yield why

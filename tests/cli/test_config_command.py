@@ -135,3 +135,14 @@ def test_check_without_any_catalog_is_exit_2(tmp_path, monkeypatch):
     result = run(tmp_path, monkeypatch, "--check")
     assert result.exit_code == 2
     assert result.stderr.startswith("iceberg-lineage: error: no PyIceberg catalog is configured: looked for ")
+
+
+def test_check_names_kafka_brokers_that_do_not_answer(tmp_path, monkeypatch, lake):
+    port = free_port()
+    (tmp_path / "openlineage.yml").write_text(
+        f"transport:\n  type: kafka\n  topic: lineage\n  config:\n    bootstrap.servers: 127.0.0.1:{port}\n")
+    result = run(tmp_path, monkeypatch, "--check", "--format", "json")
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines() == [
+        f"iceberg-lineage: unreachable: kafka bootstrap servers 127.0.0.1:{port}: no metadata within 5 s "
+        "(KafkaException)"]
