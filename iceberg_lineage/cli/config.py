@@ -31,7 +31,7 @@ def config_command(fmt: str | None, check: bool, profile: str | None, debug: boo
 
     def body() -> int:
         report = effective({"consumer.profile": profile})
-        problems = unreachable(report) if check else []
+        problems = unreachable() if check else []
         if check:
             report["check"] = {"unreachable": problems}
         click.echo(json.dumps(report, indent=2) if (fmt or default_format()) == "json" else _text(report))
@@ -58,7 +58,7 @@ def effective(flags: dict[str, Any]) -> dict[str, Any]:
             "state": settings.state.path, "spool": settings.spool.path}
 
 
-def unreachable(report: dict[str, Any]) -> list[str]:
+def unreachable() -> list[str]:
     """One line per catalog or endpoint that cannot be reached; no catalog at all is a configuration error."""
     from iceberg_lineage.delivery.client import disabled, make_client, openlineage_configured
     from iceberg_lineage.delivery.reach import probes, writable_folder

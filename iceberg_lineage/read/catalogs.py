@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
-from iceberg_lineage.errors import CatalogError, ConfigError
+from iceberg_lineage.errors import CatalogError, ConfigError, IcebergLineageError
 from iceberg_lineage.read.pyiceberg_config import DEFAULT_CATALOG, load_pyiceberg_config
 from iceberg_lineage.redact import scrub
 
@@ -217,8 +217,6 @@ def catalog_config(name: str) -> Mapping[str, Any]:
 def catalog_unreachable(spec: CatalogSpec) -> str | None:
     """Why a catalog cannot be used, found by loading it and listing its namespaces (``config --check``); ``None``
     when it answers. A SQLite file that does not exist is not created (SQLAlchemy would)."""
-    from iceberg_lineage.errors import IcebergLineageError
-
     uri = dict(spec.properties).get("uri", "")
     if uri.startswith("sqlite:///") and ":memory:" not in uri and not Path(uri[len("sqlite:///"):]).is_file():
         return f"catalog {spec.name}: no SQLite database at {uri[len('sqlite:///'):]}"

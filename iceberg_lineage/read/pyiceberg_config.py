@@ -83,7 +83,7 @@ def load_pyiceberg_config() -> PyIcebergConfig:
         raise _unreadable(exc, exc.filename) from None
     except ValueError:
         raise _conflict(data, file) from None
-    _check_catalogs(config.config, data, file)
+    _check_catalogs(config.config, file)
     catalogs = data.get("catalog") if data else None
     return PyIcebergConfig(config, searched, file, frozenset(str(k).lower() for k in (catalogs or {})))
 
@@ -95,7 +95,7 @@ def _first_file(paths: Sequence[Path]) -> tuple[Path | None, dict[str, Any]]:
     for path in paths:
         try:
             mode = path.stat().st_mode
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
             raise _unreadable(exc, path) from None
@@ -134,7 +134,7 @@ def _variable(*keys: str) -> str | None:
     return next((name for name in os.environ if name.lower() == wanted), None)
 
 
-def _check_catalogs(config: Mapping[str, Any], data: Mapping[str, Any], file: Path | None) -> None:
+def _check_catalogs(config: Mapping[str, Any], file: Path | None) -> None:
     """``catalog`` and each catalog in it are mappings, as ``get_known_catalogs`` and ``get_catalog_config`` need."""
     catalogs = config.get("catalog", {})
     if not isinstance(catalogs, dict):
