@@ -194,7 +194,7 @@ def configured_catalogs(names: Sequence[str] = ()) -> tuple[CatalogSpec, ...]:
     missing = [n for n in wanted if n not in known and n != DEFAULT_CATALOG]
     if missing:
         raise config.unknown(missing)
-    return tuple(CatalogSpec.of(n, _flat(config.catalog(n) or {})) if n in known else embedded_catalog()
+    return tuple(CatalogSpec.of(n, _flat(config.checked(n))) if n in known else embedded_catalog()
                  for n in wanted)
 
 
@@ -202,9 +202,8 @@ def catalog_config(name: str) -> Mapping[str, Any]:
     """The configuration of the catalog ``name``. ``default``, when no catalog of that name is configured, is the
     embedded default catalog, as a scan finds it; reading a table creates nothing, so it must exist already."""
     config = load_pyiceberg_config()
-    found = config.catalog(name)
-    if found is not None:
-        return found
+    if config.catalog(name) is not None:
+        return config.checked(name)
     if name.lower() != DEFAULT_CATALOG:
         raise config.unknown([name])
     database = WAREHOUSE.resolve() / "catalog.db"

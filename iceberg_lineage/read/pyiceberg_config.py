@@ -27,6 +27,8 @@ ENV_PREFIX = "PYICEBERG_"
 ENVIRONMENT = "environment"
 #: The embedded SQLite catalog's name: never found by default, only when asked for by name.
 DEFAULT_CATALOG = "default"
+#: The URI schemes PyIceberg infers a catalog's type from, when ``type`` is not set (``infer_catalog_type``).
+INFERRED_SCHEMES = ("http", "thrift", "sqlite", "postgresql")
 
 
 def searched_files() -> tuple[Path, ...]:
@@ -51,6 +53,36 @@ class PyIcebergConfig:
 
     def catalog(self, name: str) -> Mapping[str, Any] | None:
         return self.config.get_catalog_config(name)
+
+    def checked(self, name: str) -> Mapping[str, Any]:
+        """The properties of the configured catalog ``name``, once its type is one PyIceberg can find (else a
+        :class:`ConfigError` naming the key; PyIceberg's own message would quote every property)."""
+        from pyiceberg.catalog import CatalogType
+
+        props = self.catalog(name) or {}
+        kind, impl, uri = props.get("type"), props.get("py-catalog-impl"), props.get("uri")
+        if impl and kind:
+            raise self._key_error(name, "type", "set together with py-catalog-impl: set one of them")
+        if kind and str(kind).lower() not in {t.value for t in CatalogType}:
+            known = ", ".join(t.value for t in CatalogType)
+            raise self._key_error(name, "type", f"unknown catalog type (PyIceberg knows {known})")
+        if not (kind or impl or uri):
+            raise self._key_error(name, "uri", "missing (PyIceberg infers the catalog's type from it; or set type)")
+        if not (kind or impl) and not str(uri).startswith(INFERRED_SCHEMES):
+            schemes = ", ".join(INFERRED_SCHEMES)
+            raise self._key_error(name, "uri", f"PyIceberg cannot infer the catalog's type from this URI's scheme "
+                                               f"(it knows {schemes}): set type")
+        return props
+
+    def _key_error(self, name: str, key: str, reason: str) -> ConfigError:
+        """An error about one key of a catalog: named by its variable when it is set there (or the catalog comes
+        from the environment), else by the file and the dotted key."""
+        variable = _variable("catalog", name, key.replace(".", "__").replace("-", "_"))
+        if variable is None and self.source(name) == ENVIRONMENT:
+            variable = f"{ENV_PREFIX}CATALOG__{name.upper()}__{key.upper().replace('.', '__').replace('-', '_')}"
+        if variable is not None:
+            return ConfigError(f"{variable}: {reason}")
+        return ConfigError(f"catalog.{name}.{key}: {reason}", file=self.source(name))
 
     def source(self, name: str) -> str:
         """The file a catalog came from, or ``environment`` for one the variables alone define."""

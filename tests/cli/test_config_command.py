@@ -110,13 +110,14 @@ def test_check_names_an_endpoint_that_is_down(tmp_path, monkeypatch, lake):
 
 
 def test_check_names_a_catalog_that_cannot_be_loaded_and_creates_nothing(tmp_path, monkeypatch, lake):
+    port = free_port()
     monkeypatch.setenv("PYICEBERG_CATALOG__GONE__URI", f"sqlite:///{tmp_path}/gone/c.db")
-    monkeypatch.setenv("PYICEBERG_CATALOG__BROKEN__URI", f"sqlite:///{tmp_path}/lake/c.db")
-    monkeypatch.setenv("PYICEBERG_CATALOG__BROKEN__TYPE", "nonesuch")
+    monkeypatch.setenv("PYICEBERG_CATALOG__DOWN__URI", f"http://127.0.0.1:{port}/api")  # a REST catalog, down
     result = run(tmp_path, monkeypatch, "--check", "--format", "json")
     assert result.exit_code == 1, result.output
     lines = result.stderr.splitlines()
-    assert lines[0].startswith("iceberg-lineage: unreachable: catalog broken: cannot load catalog 'broken': ")
+    assert lines[0].startswith(f"iceberg-lineage: unreachable: catalog down: cannot load catalog 'down': "
+                               f"ConnectionError: HTTPConnectionPool(host='127.0.0.1', port={port})")
     assert lines[1:] == [f"iceberg-lineage: unreachable: catalog gone: no SQLite database at {tmp_path}/gone/c.db"]
     assert not (tmp_path / "gone").exists()
     # the default file transport's folder is writable, and nothing was written there

@@ -101,6 +101,19 @@ PYICEBERG_ROWS: dict[str, tuple[Setup, Callable[[Path], str]]] = {
     "catalog-not-a-mapping": (pyiceberg_yaml(f"catalog: {SECRET}\n"),
                               lambda t: exact(f"file {t}/home/.pyiceberg.yaml: catalog must be a mapping of catalogs "
                                               "by name")),
+    "catalog-type-unknown": (pyiceberg_yaml(f"catalog:\n  mycat:\n    type: {SECRET}\n"),
+                             lambda t: exact(f"file {t}/home/.pyiceberg.yaml: catalog.mycat.type: unknown catalog "
+                                             "type (PyIceberg knows ") + r".*\bsql\b.*\)"),
+    "env-catalog-type-unknown": (env(PYICEBERG_CATALOG__MYCAT__TYPE=SECRET),
+                                 lambda t: exact("PYICEBERG_CATALOG__MYCAT__TYPE: unknown catalog type (PyIceberg "
+                                                 "knows ") + r".*\bsql\b.*\)"),
+    "env-catalog-uri-scheme": (env(PYICEBERG_CATALOG__MYCAT__URI=f"{SECRET}://x"),
+                               lambda t: exact("PYICEBERG_CATALOG__MYCAT__URI: PyIceberg cannot infer the catalog's "
+                                               "type from this URI's scheme (it knows http, thrift, sqlite, "
+                                               "postgresql): set type")),
+    "env-catalog-uri-missing": (env(PYICEBERG_CATALOG__MYCAT__WAREHOUSE=SECRET),
+                                lambda t: exact("PYICEBERG_CATALOG__MYCAT__URI: missing (PyIceberg infers the "
+                                                "catalog's type from it; or set type)")),
     "env-catalog-is-a-value": (env(PYICEBERG_CATALOG__MYCAT=SECRET),
                                lambda t: exact("PYICEBERG_CATALOG__MYCAT: a catalog is a mapping: set "
                                                "PYICEBERG_CATALOG__MYCAT__<KEY> instead")),
