@@ -18,6 +18,8 @@ _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("iceber
                                                                          default=None)
 #: The process's own send deadline, for every thread (the exit flush: :func:`exit_deadline`).
 _process_deadline: float | None = None
+#: Set once the process is exiting: the waits between retries end (:func:`pause`).
+_exiting = threading.Event()
 
 
 @contextmanager
@@ -33,9 +35,19 @@ def send_deadline(at: float | None) -> Iterator[None]:
 
 def exit_deadline(at: float | None) -> None:
     """Every thread of the process sends until ``at``, then spools (a process about to exit must not wait on the
-    network: a request in flight is cut there too); ``None`` lifts it."""
+    network: a request in flight is cut there too), without pausing between retries; ``None`` lifts it."""
     global _process_deadline  # noqa: PLW0603 - one process-wide value, set at exit
     _process_deadline = at
+    if at is None:
+        _exiting.clear()
+    else:
+        _exiting.set()
+
+
+def pause(seconds: float) -> None:
+    """Wait between two tries of a request: ``seconds``, or less once the process is exiting."""
+    if seconds > 0:
+        _exiting.wait(seconds)
 
 
 def process_deadline() -> float | None:

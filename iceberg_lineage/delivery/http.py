@@ -40,7 +40,7 @@ from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.util import Retry
 
 from iceberg_lineage.config import DEFAULT_REQUEST_DEADLINE_S
-from iceberg_lineage.delivery.breaker import current_deadline, process_deadline
+from iceberg_lineage.delivery.breaker import current_deadline, pause, process_deadline
 from iceberg_lineage.delivery.failures import DeadlineExceeded, RedirectRefused
 
 #: The most of an answer's body that is read (the rest is dropped with the connection).
@@ -133,14 +133,13 @@ _PLAIN_POOLS = {"http": HTTPConnectionPool, "https": HTTPSConnectionPool}
 
 
 class BoundedRetry(Retry):
-    """urllib3's retry, whose backoff and ``Retry-After`` sleeps end at the request's deadline."""
+    """urllib3's retry, whose waits (backoff, ``Retry-After``) end at the request's deadline, and at once when the
+    process starts exiting: a script's exit is no time to back off (the remaining tries run back to back within
+    the exit deadline, and what still fails is spooled)."""
 
-    def get_backoff_time(self) -> float:
-        return _bounded(super().get_backoff_time())
-
-    def get_retry_after(self, response: Any) -> float | None:  # noqa: ANN401
-        after = super().get_retry_after(response)
-        return None if after is None else _bounded(after)
+    def sleep(self, response: Any = None) -> None:  # noqa: ANN401 - urllib3's response
+        after = self.get_retry_after(response) if self.respect_retry_after_header and response else None
+        pause(_bounded(after if after else self.get_backoff_time()))
 
 
 def _bounded(seconds: float) -> float:
