@@ -70,10 +70,12 @@ class Watch:
         self._done = threading.Event()
         threading.Thread(target=self._guard, name="iceberg-lineage-request-deadline", daemon=True).start()
 
+    def limit(self) -> float:
+        """This request's deadline, or the process's exit deadline if one came sooner since it started."""
+        return min(at for at in (self.at, process_deadline()) if at is not None)
+
     def remaining(self) -> float:
-        """Seconds left, to this request's deadline or the process's exit deadline set since it started."""
-        limits = [self.at, process_deadline()]
-        return max(0.0, min(at for at in limits if at is not None) - time.monotonic())
+        return max(0.0, self.limit() - time.monotonic())
 
     def lend(self, connection: object) -> None:
         with self._lock:
@@ -192,7 +194,8 @@ class LineageSession(requests.Session):
             return self._send(request, **kwargs)
         except Exception as exc:
             if watch.cut or isinstance(exc, _Expired):
-                raise DeadlineExceeded(f"no complete answer within {max(0.0, watch.at - started):.1f} s") from None
+                raise DeadlineExceeded(f"no complete answer within {max(0.0, watch.limit() - started):.1f} s") \
+                    from None
             raise
         finally:
             _watch.reset(token)

@@ -5,16 +5,20 @@ local socket; the added exit time is measured by ``benchmarks/hook_outage.py``, 
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
-from tests.support.delivery import http_client
+from tests.support.delivery import http_client, run_event
 from tests.support.hook import SCHEMA, rows, valid
 from tests.support.hooked_script import hooked_env, run_hooked
 from tests.support.lineage_server import free_port
 from tests.support.slow_endpoints import ClosingEndpoint, DrippingEndpoint
 
-from iceberg_lineage.config import load_settings
+from iceberg_lineage.config import Settings, load_settings
+from iceberg_lineage.delivery.breaker import exit_deadline
+from iceberg_lineage.delivery.delivery import Delivery
 from iceberg_lineage.delivery.emitter import EMITTERS
 from iceberg_lineage.delivery.spool import Spool
 from iceberg_lineage.hook import reporter as hook
@@ -93,3 +97,22 @@ def test_the_exit_flush_cuts_a_dripping_request_and_spools_its_event(tmp_path):
     assert_all_spooled(waiting, snapshot_runs(lake(tmp_path)))
     [sent] = [json.loads(body) for body in endpoint.bodies]
     assert (sent["run"]["runId"], sent["eventType"]) == (waiting[0]["run"], waiting[0]["type"])  # cut, then kept
+
+
+def test_once_the_process_exits_a_retry_no_longer_backs_off(tmp_path):
+    # a backoff of 2,000 s, then 4,000 s... between the connect retries to a refused port
+    delivery = Delivery(http_client(f"http://127.0.0.1:{free_port()}", backoff_factor=1000),
+                        Settings().updated({"spool.path": str(tmp_path / "spool"), "delivery.request_deadline_s": 600}))
+    event, results = run_event(), []
+    sending = threading.Thread(target=lambda: results.append(delivery.emit(event)), daemon=True)
+    exit_deadline(time.monotonic() + 600)  # what the exit flush does
+    try:
+        sending.start()
+        sending.join(120)  # a guard against a hang, not a measurement
+    finally:
+        exit_deadline(None)
+
+    # before: the send slept through its backoff, holding the exit until the flush gave up and lost the event
+    assert not sending.is_alive()
+    assert [(r.status, r.error) for r in results] == [("spooled", "ConnectionError: NewConnectionError")]
+    assert [w["run"] for w in spooled(tmp_path / "spool")] == [str(event.run.runId)]
