@@ -77,7 +77,8 @@ def _replay(settings: Settings, retry_quarantined: bool) -> int:
         if retry_quarantined and not disabled():  # disabled: replay refuses, so leave the quarantine as it is
             with Spool(settings.spool.path) as spool, spool.replay_lock():
                 put_back = f"{spool.retry_quarantined()} put back from the quarantine; "
-        result = replay(settings.spool.path, client, max_rejections=settings.spool.max_rejections)
+        result = replay(settings.spool.path, client, max_rejections=settings.spool.max_rejections,
+                        deadline_s=settings.delivery.request_deadline_s)
     finally:
         client.close()
     quarantined = ""

@@ -5,8 +5,8 @@ from __future__ import annotations
 from iceberg_lineage.config.declare import reference
 from iceberg_lineage.config.load import CONFIG_ENV, KEYS, Origin, find_config_file, load_settings, resolve
 from iceberg_lineage.config.sections import (
-    ALL_COLUMNS, DEFAULT_EVENTS_MAX_BYTES, DEFAULT_EVENTS_PATH, DEFAULT_MAX_REJECTIONS, PROFILE_NAMES, ColumnSelection,
-    ProxySection, Settings,
+    ALL_COLUMNS, DEFAULT_EVENTS_MAX_BYTES, DEFAULT_EVENTS_PATH, DEFAULT_MAX_REJECTIONS, DEFAULT_REQUEST_DEADLINE_S,
+    PROFILE_NAMES, ColumnSelection, ProxySection, Settings,
 )
 from iceberg_lineage.config.yamlfile import read_yaml
 
@@ -25,7 +25,7 @@ def reference_markdown() -> str:
 
 __all__ = [
     "ALL_COLUMNS", "CONFIG_ENV", "DEFAULT_EVENTS_MAX_BYTES", "DEFAULT_EVENTS_PATH", "DEFAULT_MAX_REJECTIONS", "KEYS",
-    "PROFILE_NAMES", "REFERENCE_PATH", "ColumnSelection", "Origin", "ProxySection",
+    "DEFAULT_REQUEST_DEADLINE_S", "PROFILE_NAMES", "REFERENCE_PATH", "ColumnSelection", "Origin", "ProxySection",
     "Settings", "find_config_file", "load_settings",
     "read_yaml", "reference_markdown", "resolve",
 ]

@@ -19,6 +19,8 @@ Depth = Literal["summary", "manifest_list", "entries"]
 PROFILE_NAMES: tuple[str, ...] = ProfileName.__args__  # type: ignore[attr-defined]
 #: Rejections for good (HTTP 4xx other than 408/429) after which a spooled event moves to the quarantine.
 DEFAULT_MAX_REJECTIONS = 5
+#: Seconds one HTTP request to the lineage endpoint may take in all (``delivery.request_deadline_s``).
+DEFAULT_REQUEST_DEADLINE_S = 10.0
 #: The embedded default file transport's JSON Lines (delivery.client), which ``iceberg-lineage jobs`` reads by default.
 DEFAULT_EVENTS_PATH = Path(".iceberg-lineage") / "events.jsonl"
 #: The largest event sent: common backends (Marquez, Kafka defaults) refuse bigger ones.
@@ -141,6 +143,10 @@ class DeliverySection(Section):
     breaker_cooldown_s: float = setting(
         30.0, "After a transport failure, events are spooled unsent for this long; then one is sent as a probe. 0: "
         "each batch tries again.", check=NON_NEGATIVE)
+    request_deadline_s: float = setting(
+        DEFAULT_REQUEST_DEADLINE_S, "Seconds one HTTP request to the lineage endpoint may take in all: connecting, "
+        "sending, retries and their waits, and the whole answer (a socket timeout restarts with each byte a slow "
+        "server sends). Past it the connection is closed, the event spooled and the breaker opened.", check=POSITIVE)
 
 
 @dataclass(frozen=True)

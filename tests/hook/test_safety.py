@@ -188,6 +188,6 @@ def test_the_exit_flush_is_registered_by_the_first_emitter_not_by_the_import(sin
     first = emitters.emitter_for(sink.client, settings)
     assert emitters.emitter_for(sink.client, settings) is first
     assert emitters.emitter_for(OpenLineageClient(transport=sink.client.transport), settings) is not first
-    assert registered == [emitters.flush_all]
+    assert registered == [emitters.flush_at_exit]
     emitters.shutdown()
 
