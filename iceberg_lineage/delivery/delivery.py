@@ -1,8 +1,9 @@
 """The one delivery path of the hook, the scanner and ``events --emit``: shape each event for the consumer
-(:func:`~iceberg_lineage.lineage.shaping.shaped`), then send it through openlineage-python's client over our
-transport chain (:mod:`~iceberg_lineage.delivery.pipeline`): the spool keeps every event the configured transport
-finally refuses or cannot reach, for ``iceberg-lineage replay``, and the breaker spools without trying for
-``delivery.breaker_cooldown_s`` after a transport failure; so does a caller's send deadline once it passed.
+(:func:`~iceberg_lineage.lineage.shaping.shape`, which the commands that print events call too), then send it
+through openlineage-python's client over our transport chain (:mod:`~iceberg_lineage.delivery.pipeline`): the
+spool keeps every event the configured transport finally refuses or cannot reach, for ``iceberg-lineage replay``,
+and the breaker spools without trying for ``delivery.breaker_cooldown_s`` after a transport failure; so does a
+caller's send deadline once it passed.
 
 Run ids are deterministic, so redelivering is harmless: no event is lost, and a duplicate can only repeat the runId
 and eventType of an event already sent. Nothing overtakes: an event whose runId or dataset is still waiting in the
@@ -10,7 +11,6 @@ spool is spooled behind it, not sent.
 """
 from __future__ import annotations
 
-import logging
 import threading
 from collections import Counter
 from pathlib import Path
@@ -21,7 +21,7 @@ from iceberg_lineage.delivery.pipeline import delivery_client
 from iceberg_lineage.delivery.results import DeliveryResult, DeliveryStats, Status
 from iceberg_lineage.delivery.spooler import unsent
 from iceberg_lineage.delivery.transports import attempt, is_disabled, transports_of
-from iceberg_lineage.lineage.shaping import shaped
+from iceberg_lineage.lineage.shaping import shape
 from iceberg_lineage.redact import scrub
 
 if TYPE_CHECKING:
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     from iceberg_lineage.lineage.serde import Event
 
 __all__ = ["Delivery", "DeliveryResult", "DeliveryStats", "Status"]
-
-log = logging.getLogger(__name__)
 
 
 class Delivery:
@@ -58,14 +56,6 @@ class Delivery:
         with self._lock:
             return DeliveryStats(**self._counts)
 
-    def _shaped(self, event: Event) -> Sequence[Event]:
-        """The events one built event goes out as under the consumer profile; what it trimmed or left out is
-        logged."""
-        result = shaped(event, self._settings)
-        for note in result.notes:
-            log.warning("consumer profile %s: %s", self._settings.consumer.profile, note)
-        return result.events
-
     def emit(self, event: Event) -> DeliveryResult:
         """Send one event, shaped by the consumer profile; if the transport refuses it or cannot be reached, spool
         it. Spool it unsent while the breaker is open, past the send deadline, or behind a spooled event of its run
@@ -81,7 +71,7 @@ class Delivery:
     def _each(self, event: Event, unsent_reason: str | None) -> DeliveryResult:
         if self._client is None:
             return self._count(DeliveryResult("disabled"))
-        results = [self._send(part, unsent_reason) for part in self._shaped(event)]
+        results = [self._send(part, unsent_reason) for part in shape(event, self._settings)]
         # none when the profile sends nothing for it (a START without a parent under openmetadata): nothing is owed
         return next((r for r in results if r.status != "delivered"), DeliveryResult("delivered"))
 
