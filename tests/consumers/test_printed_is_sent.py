@@ -130,3 +130,12 @@ def test_scan_dry_run_prints_what_a_scan_sends(server, monkeypatch, profile):
         assert max(size(e) for e in tables) <= 300_000
     if profile == "openmetadata":
         assert all("parent" in e["run"]["facets"] for e in tables)
+
+
+def test_printing_needs_no_transport_and_shows_events_while_openlineage_is_disabled(server, monkeypatch):
+    """A preview shows what would be sent: with OPENLINEAGE_DISABLED it still prints the same events."""
+    table = ("events", "--catalog", "wide", "--table", "db.wide", "--all-snapshots")
+    printed = invoke(*table)
+    monkeypatch.setenv("OPENLINEAGE_DISABLED", "true")
+    assert [per_run_fields_dropped(e) for e in invoke(*table)] == [per_run_fields_dropped(e) for e in printed]
+    assert len(printed) == 4
