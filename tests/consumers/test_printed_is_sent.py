@@ -139,3 +139,30 @@ def test_printing_needs_no_transport_and_shows_events_while_openlineage_is_disab
     monkeypatch.setenv("OPENLINEAGE_DISABLED", "true")
     assert [per_run_fields_dropped(e) for e in invoke(*table)] == [per_run_fields_dropped(e) for e in printed]
     assert len(printed) == 4
+
+
+def test_an_event_with_tags_of_its_own_prints_and_sends_the_same(server, tmp_path):
+    """A worker's JSON event with a ``tags`` run facet (the client adds its own tag to it, in place) goes through
+    the printing sink and the delivery sink alike."""
+    from openlineage.client.facet_v2 import tags_run
+
+    from iceberg_lineage.config import Settings
+    from iceberg_lineage.delivery.client import make_client
+    from iceberg_lineage.delivery.delivery import Delivery
+    from iceberg_lineage.lineage.serde import to_json
+    from iceberg_lineage.scan.sinks import delivery_sink, printing_sink
+    from tests.support.delivery import run_event
+
+    event = run_event()
+    event.run.facets["tags"] = tags_run.TagsRunFacet(tags=[tags_run.TagsRunFacetFields("team", "sales", "USER")])
+    text = to_json(event)
+    lines: list[str] = []
+    settings = Settings().updated({"spool.path": str(tmp_path / "spool")})
+    assert printing_sink(lines.append, settings)([text]) == ["printed"]
+    client = make_client()
+    assert delivery_sink(Delivery(client, settings))([text]) == ["delivered"]
+    client.close()
+    [sent] = received(server)
+    assert [json.loads(line) for line in lines] == [sent]
+    assert [(t["key"], t["source"]) for t in sent["run"]["facets"]["tags"]["tags"]] == [
+        ("team", "USER"), ("openlineage_client_version", "OPENLINEAGE_CLIENT")]
