@@ -1,6 +1,6 @@
-"""The one delivery path of the hook, the scanner and ``events --emit``: shape each event for the consumer
-(:func:`~iceberg_lineage.lineage.shaping.shape`, which the commands that print events call too), then send it
-through openlineage-python's client over our transport chain (:mod:`~iceberg_lineage.delivery.pipeline`): the
+"""The one delivery path of the hook, the scanner and ``events --emit``: prepare and shape each event for the
+consumer (:func:`~iceberg_lineage.delivery.preview.outgoing`, which the commands that print events use too), then
+send it through openlineage-python's client over our transport chain (:mod:`~iceberg_lineage.delivery.pipeline`): the
 spool keeps every event the configured transport finally refuses or cannot reach, for ``iceberg-lineage replay``,
 and the breaker spools without trying for ``delivery.breaker_cooldown_s`` after a transport failure; so does a
 caller's send deadline once it passed.
@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from iceberg_lineage.delivery.client import describe_transport
 from iceberg_lineage.delivery.pipeline import delivery_client
+from iceberg_lineage.delivery.preview import Preparer, outgoing
 from iceberg_lineage.delivery.results import DeliveryResult, DeliveryStats, Status
 from iceberg_lineage.delivery.spooler import unsent
 from iceberg_lineage.delivery.transports import attempt, is_disabled, transports_of
-from iceberg_lineage.lineage.shaping import shape
 from iceberg_lineage.redact import scrub
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ class Delivery:
         self._configured = None if client is None or is_disabled(client) else client
         destination = None if self._configured is None else scrub(describe_transport(self._configured))
         self._client = None if self._configured is None else delivery_client(self._configured, settings, destination)
+        self._preparer = None if self._configured is None else Preparer(self._configured.user_defined_config)
         self.spool_path = Path(settings.spool.path).expanduser().resolve()
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
@@ -71,7 +72,8 @@ class Delivery:
     def _each(self, event: Event, unsent_reason: str | None) -> DeliveryResult:
         if self._client is None:
             return self._count(DeliveryResult("disabled"))
-        results = [self._send(part, unsent_reason) for part in shape(event, self._settings)]
+        assert self._preparer is not None
+        results = [self._send(part, unsent_reason) for part in outgoing(event, self._settings, self._preparer)]
         # none when the profile sends nothing for it (a START without a parent under openmetadata): nothing is owed
         return next((r for r in results if r.status != "delivered"), DeliveryResult("delivered"))
 

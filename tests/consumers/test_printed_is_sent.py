@@ -166,3 +166,28 @@ def test_an_event_with_tags_of_its_own_prints_and_sends_the_same(server, tmp_pat
     assert [json.loads(line) for line in lines] == [sent]
     assert [(t["key"], t["source"]) for t in sent["run"]["facets"]["tags"]["tags"]] == [
         ("team", "USER"), ("openlineage_client_version", "OPENLINEAGE_CLIENT")]
+
+
+@pytest.mark.parametrize("columns", [1300, 1400])
+def test_the_budget_counts_what_the_openlineage_client_adds(server, tmp_path, columns):
+    """Trimmed as far as needed, an event lands just under datazone's 300,000 bytes; the client's own tags facet
+    (added at send time) must not push it over: the body the server receives fits, and is the one printed."""
+    from iceberg_lineage.config import Settings
+    from iceberg_lineage.delivery.client import make_client
+    from iceberg_lineage.delivery.delivery import Delivery
+    from iceberg_lineage.delivery.preview import as_sent
+    from iceberg_lineage.lineage.serde import to_json
+    from tests.consumers.tables import size as built_size, snapshot_event
+
+    event = snapshot_event(columns, doc="a column")
+    assert built_size(event) > 350_000
+    settings = Settings().updated({"consumer.profile": "datazone", "spool.path": str(tmp_path / "spool")})
+    [printed] = [json.loads(to_json(e)) for e in as_sent([event], settings)]
+    client = make_client()
+    assert Delivery(client, settings).emit(snapshot_event(columns, doc="a column")).status == "delivered"
+    client.close()
+    [body] = server.received
+    assert 299_000 < len(body) <= 300_000
+    assert per_run_fields_dropped(json.loads(body)) == per_run_fields_dropped(printed)  # built twice: captureDate
+    assert "tags" in printed["run"]["facets"]
+    validate_event(body.decode())
