@@ -58,14 +58,17 @@ def delivery_sink(delivery: Any) -> Sink:
 
 def printing_sink(write: Callable[[str], Any], settings: Settings) -> Sink:
     """Dry run: each event as the delivery path would send it (shaped for the consumer profile, prepared by the
-    OpenLineage client: :func:`~iceberg_lineage.delivery.preview.as_sent`), one JSON line each; nothing sent,
+    OpenLineage client: :func:`~iceberg_lineage.delivery.preview.outgoing`), one JSON line each; nothing sent,
     nothing recorded."""
-    from iceberg_lineage.delivery.preview import as_sent
+    from iceberg_lineage.delivery.preview import Preparer, outgoing
     from iceberg_lineage.lineage.serde import from_json, to_json
 
+    preparer = Preparer()
+
     def sink(texts: Sequence[str]) -> list[str]:
-        for event in as_sent((from_json(text) for text in texts), settings):
-            write(to_json(event) + "\n")
+        for text in texts:
+            for event in outgoing(from_json(text), settings, preparer):
+                write(to_json(event) + "\n")
         return ["printed"] * len(texts)
 
     return sink
