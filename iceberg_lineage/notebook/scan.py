@@ -1,7 +1,8 @@
 """``preview_scan(catalog)``: what ``iceberg-lineage scan`` would emit for a catalog, without sending or recording.
 
-It is the scanner's dry run (the state file is only read), with the events kept instead of printed, so a notebook
-can look at them before the scan is scheduled for real.
+It is the scanner's dry run (the state file is only read), with the events kept instead of printed, as ``scan
+--dry-run`` prints them (shaped for the consumer profile, as they would be sent), so a notebook can look at them
+before the scan is scheduled for real.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from iceberg_lineage.read.catalogs import CatalogSpec
 from iceberg_lineage.read.source import catalog_type_of
 from iceberg_lineage.scan.discovery import TableFilter
 from iceberg_lineage.scan.driver import ScanOptions, scan
-from iceberg_lineage.scan.sinks import event_sink
+from iceberg_lineage.scan.sinks import printing_sink
 from iceberg_lineage.scan.summary import ScanSummary, summary_text
 from iceberg_lineage.scan.task import Mode
 from iceberg_lineage.state.store import StateStore
@@ -68,11 +69,6 @@ def preview_scan(
     options = ScanOptions(catalogs=(spec,), filters=TableFilter(tuple(namespaces), tuple(tables), tuple(exclude)),
                           mode=mode, depth=depth, dry_run=True)
     sent: list[str] = []
-
-    def keep(text: str) -> str:
-        sent.append(text)
-        return "printed"
-
-    with StateStore(settings.state.path, readonly=True) as store:
-        summary = scan(options, settings, store, event_sink(keep))
+    with StateStore(settings.state.path, readonly=True) as store:  # the events as the scan would send them
+        summary = scan(options, settings, store, printing_sink(lambda line: sent.append(line.rstrip("\n")), settings))
     return ScanPreview(summary, EventLog([EmittedEvent(text) for text in sent]))

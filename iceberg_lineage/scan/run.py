@@ -37,8 +37,8 @@ def scan_catalogs(options: ScanOptions, settings: Settings | None = None, *, wai
 
         if options.dry_run:
             with StateStore(settings.state.path, readonly=True) as store:
-                summary = scan(options, settings, store, printing_sink(sys.stdout.write), on_outcome=on_outcome,
-                               on_listed=shown.listed, own_run=True)
+                summary = scan(options, settings, store, printing_sink(sys.stdout.write, settings),
+                               on_outcome=on_outcome, on_listed=shown.listed, own_run=True)
             return summary, "stdout (dry run: nothing sent, state untouched)"
         from iceberg_lineage.delivery.client import describe_transport, disabled, make_client
         from iceberg_lineage.delivery.delivery import Delivery
