@@ -2,8 +2,8 @@
 
 base (config, errors, redact, printable, times, _version, extras) <- read <- stats <- quality <- lineage <- delivery
 <- state <- entry points (hook, scan, ...) <- api, cli, notebook <- demo. Entry points do not import each other;
-``scan_reporters`` never imports ``iceberg_lineage``; there is no import cycle among modules, not even inside a package (lazy imports
-and ``TYPE_CHECKING`` imports count).
+``scan_reporters`` never imports ``iceberg_lineage``; there is no import cycle among modules, not even inside a
+package (lazy imports and ``TYPE_CHECKING`` imports count).
 """
 from __future__ import annotations
 
