@@ -25,6 +25,7 @@ RUNTIME_FILES = (
     "iceberg_lineage/schemas/IcebergLineageScanRunFacet.json",
     "iceberg_lineage/demo/__main__.py",
     "iceberg_lineage/demo/tables.py",
+    "iceberg_lineage/demo/samples.py",
     "iceberg_lineage/quality/rules.py",
     "iceberg_lineage/_bootstrap/sitecustomize.py",
     "scan_reporters/py.typed",
@@ -65,9 +66,11 @@ def installed(tmp_path_factory):
     env = offline_env(root, wheels)
     run([sys.executable, "-m", "build", "--outdir", root / "dist", REPO], root, env)
     venv = root / "venv"
-    run([sys.executable, "-m", "venv", venv], root, env)
+    # pip of this interpreter installs into the venv (pip --python): no pip of its own to set up
+    run([sys.executable, "-m", "venv", "--without-pip", venv], root, env)
     (wheel,) = (root / "dist").glob("iceberg_lineage-*.whl")
-    run([venv / "bin" / "python", "-m", "pip", "install", "--quiet", wheel], root, env)
+    run([sys.executable, "-m", "pip", "--python", venv / "bin" / "python", "install", "--quiet", wheel],
+        root, env)
     outside = root / "outside"
     outside.mkdir()
     return root / "dist", venv, outside, env
@@ -85,6 +88,7 @@ def test_the_sdist_and_the_wheel_hold_the_runtime_files(installed):
     assert not any(name.startswith("tests/") for name in in_wheel)
     entry_points = zipfile.ZipFile(wheel).read(f"iceberg_lineage-{__version__}.dist-info/entry_points.txt").decode()
     assert "iceberg-lineage = iceberg_lineage.cli:main" in entry_points
+    assert "iceberg-lineage-demo = iceberg_lineage.demo.run:main" in entry_points
 
 
 def test_the_fresh_venv_has_the_core_only(installed):
@@ -101,7 +105,7 @@ def test_version_demo_scan_and_import_outside_the_clone(installed):
     cli = venv / "bin" / "iceberg-lineage"
     assert run([cli, "--version"], outside, env).stdout.strip().endswith(f"version {__version__}")
 
-    demo = run([venv / "bin" / "python", "-m", "iceberg_lineage.demo"], outside, env)
+    demo = run([venv / "bin" / "iceberg-lineage-demo"], outside, env)  # `python -m iceberg_lineage.demo`
     assert "demo.orders" in demo.stderr and "try next:" in demo.stderr
     assert (outside / "warehouse" / "catalog.db").is_file()
     sent = [json.loads(line) for line in (outside / ".iceberg-lineage" / "events.jsonl").read_text().splitlines()]
@@ -124,11 +128,16 @@ def test_version_demo_scan_and_import_outside_the_clone(installed):
     assert Path(where).is_relative_to(venv) and records == rows
 
 
-def test_a_missing_extra_is_one_line_naming_it(installed):
-    _, venv, outside, env = installed
-    done = run([venv / "bin" / "iceberg-lineage", "proxy", "--upstream", "http://127.0.0.1:9"], outside, env,
-               check=False)
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
-        "iceberg-lineage: error: the REST bridge needs aiohttp, which is not installed: "
-        "pip install 'iceberg-lineage[proxy]'"]
+@pytest.mark.parametrize(("args", "env_vars", "message"), [
+    (["proxy", "--upstream", "http://127.0.0.1:9"], {}, "the REST bridge needs aiohttp, which is not installed: "
+                                                        "pip install 'iceberg-lineage[proxy]'"),
+    (["scan", "--executor", "dask"], {}, "--executor dask needs distributed, which is not installed: "
+                                         "pip install 'iceberg-lineage[dask]'"),
+    (["scan"], {"OPENLINEAGE__TRANSPORT__TYPE": "kafka", "OPENLINEAGE__TRANSPORT__TOPIC_NAME": "lineage"},
+     "the kafka transport needs confluent_kafka, which is not installed: pip install 'iceberg-lineage[kafka]'"),
+], ids=["proxy", "dask", "kafka"])
+def test_a_missing_extra_is_one_line_naming_it(installed, tmp_path, args, env_vars, message):
+    _, venv, _, env = installed
+    done = run([venv / "bin" / "iceberg-lineage", *args], tmp_path, {**env, **env_vars}, check=False)
+    assert (done.returncode, done.stderr.strip().splitlines()[-1:]) == (2, [f"iceberg-lineage: error: {message}"])
+    assert "Traceback" not in done.stderr
