@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from iceberg_lineage.checks import TableCheck
     from iceberg_lineage.read.source import TableRef
     from iceberg_lineage.scan import ScanSummary
+    from iceberg_lineage.scan.task import Mode
 
 #: A catalog: the name of a configured one (``.pyiceberg.yaml``, ``PYICEBERG_CATALOG__*``, or ``default``, the
 #: embedded one ``make run`` fills), or a PyIceberg catalog object.
@@ -64,7 +65,7 @@ def scan_catalog(
     namespaces: Sequence[str] = (),
     tables: Sequence[str] = (),
     exclude: Sequence[str] = (),
-    mode: str = "history",
+    mode: Mode = "history",
     depth: Depth = "entries",
     since: str | dt.datetime | None = None,
     dry_run: bool = False,
@@ -89,7 +90,7 @@ def scan_catalog(
     else:
         specs = tuple(_spec(c) for c in catalog)
     options = ScanOptions(catalogs=specs, filters=TableFilter(tuple(namespaces), tuple(tables), tuple(exclude)),
-                          mode=mode, depth=depth, since_ms=epoch_ms(parse_since(since)), dry_run=dry_run)  # type: ignore[arg-type]
+                          mode=mode, depth=depth, since_ms=epoch_ms(parse_since(since)), dry_run=dry_run)
     kept: list[str] = []
     summary, events_to = scan_catalogs(options, settings, wait=wait,
                                        dry_run_write=lambda line: kept.append(line.rstrip("\n")))
