@@ -100,6 +100,24 @@ def test_the_fresh_venv_has_the_core_only(installed):
     assert run([venv / "bin" / "python", "-c", code], outside, env).stdout.strip() == ""
 
 
+def test_every_module_imports_without_extras_but_the_rest_bridge(installed):
+    """Optional libraries are imported lazily: in the core install every module imports, except the REST bridge's
+    package, which is the ``proxy`` extra (the ``proxy`` command checks for aiohttp before importing it)."""
+    _, venv, outside, env = installed
+    code = """
+import importlib, pkgutil, iceberg_lineage, scan_reporters
+for package in (iceberg_lineage, scan_reporters):
+    for found in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        if not found.name.endswith(("__main__", "sitecustomize")):
+            try:
+                importlib.import_module(found.name)
+            except ImportError as exc:
+                print(found.name, exc.name)
+"""
+    assert run([venv / "bin" / "python", "-c", code], outside, env).stdout.splitlines() == [
+        "iceberg_lineage.proxy aiohttp"]
+
+
 def test_version_demo_scan_and_import_outside_the_clone(installed):
     _, venv, outside, env = installed
     cli = venv / "bin" / "iceberg-lineage"
