@@ -243,8 +243,11 @@ $(MARQUEZ_STAMP):
 
 $(WHEELHOUSE_STAMP): pyproject.toml constraints.txt
 	mkdir -p $(INTEROP)
-	$(call provisioned,wheelhouse,rm -rf $(WHEELHOUSE) && $(PYTHON) -m pip wheel --quiet --disable-pip-version-check \
-		-c constraints.txt -w $(WHEELHOUSE) . setuptools wheel && rm -f $(WHEELHOUSE)/iceberg_lineage-*.whl && touch $@)
+	$(call provisioned,wheelhouse,rm -rf $(WHEELHOUSE) && mkdir -p $(WHEELHOUSE) \
+		&& $(PYTHON) -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"], sep="\n")' \
+		   > $(WHEELHOUSE)/core-requirements.txt \
+		&& $(PYTHON) -m pip wheel --quiet --disable-pip-version-check -c constraints.txt -w $(WHEELHOUSE) \
+		   -r $(WHEELHOUSE)/core-requirements.txt setuptools wheel && touch $@)
 
 provision: $(WHEELHOUSE_STAMP)
 provision: $(INTEROP_WHEELS) $(ICEBERG_JAR) sqlite-jdbc $(HADOOP_AWS_JAR) $(SAIL_STAMP) $(KAFKA_STAMP) $(OPENLINEAGE_SPARK_JAR) $(OPENMETADATA_STAMP) $(DATAHUB_STAMP) $(OPENLINEAGE_MIN_STAMP) flink trino \
