@@ -85,7 +85,8 @@ def test_the_sdist_and_the_wheel_hold_the_runtime_files(installed):
     in_sdist = {name.removeprefix(prefix) for name in tarfile.open(sdist).getnames()}
     assert [f for f in RUNTIME_FILES if f not in in_wheel] == []
     assert [f for f in RUNTIME_FILES if f not in in_sdist] == []
-    assert not any(name.startswith("tests/") for name in in_wheel)
+    assert not any(name.startswith("tests/") for name in in_wheel | in_sdist)
+    assert "constraints.txt" in in_sdist
     entry_points = zipfile.ZipFile(wheel).read(f"iceberg_lineage-{__version__}.dist-info/entry_points.txt").decode()
     assert "iceberg-lineage = iceberg_lineage.cli:main" in entry_points
     assert "iceberg-lineage-demo = iceberg_lineage.demo.run:main" in entry_points
