@@ -106,3 +106,22 @@ def test_foreign_tables_runs_outside_the_clone(tmp_path, monkeypatch, mpl_config
     plain = "".join(outputs(nb, "text/plain"))
     assert "PyIceberg does not yet support equality deletes" in plain
     assert "2 data files, 6 records, 4 equality-delete files (4 deleted rows)" in stdout(nb)
+
+
+#: What a notebook may import from the package: the public API (docs/api.md), the notebook helpers, and the demo's
+#: sample-table writers.
+PUBLIC = ("iceberg_lineage", "iceberg_lineage.notebook", "iceberg_lineage.demo.tables", "iceberg_lineage.demo.samples")
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
+def test_notebooks_use_the_public_api_only(name):
+    import ast
+
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    code = "\n".join("\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith("%"))
+                     for cell in nb.cells if cell.cell_type == "code")
+    imported = {node.module if isinstance(node, ast.ImportFrom) else alias.name
+                for node in ast.walk(ast.parse(code)) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names}
+    assert sorted(m for m in imported if m and m.split(".")[0] == "iceberg_lineage" and m not in PUBLIC) == []
+    assert "tests/fixtures" not in code and "../" not in code
