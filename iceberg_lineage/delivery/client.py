@@ -20,6 +20,7 @@ from openlineage.client.transport.noop import NoopConfig, NoopTransport
 
 from iceberg_lineage.config import DEFAULT_EVENTS_PATH
 from iceberg_lineage.delivery.config_errors import checked_openlineage_file, openlineage_errors
+from iceberg_lineage.extras import require
 from iceberg_lineage.redact import protect, strip_userinfo
 
 _announced = False
@@ -49,8 +50,11 @@ def make_client(*, default_path: Path | str | None = None, stderr: IO[str] | Non
     global _announced
     if disabled() or openlineage_configured():
         # openlineage-python logs the transport's URL and headers when it builds it: register their secrets first
-        protect({**_discovered_transport(), "url": os.environ.get("OPENLINEAGE_URL", ""),
+        transport = _discovered_transport()
+        protect({**transport, "url": os.environ.get("OPENLINEAGE_URL", ""),
                  "api_key": os.environ.get("OPENLINEAGE_API_KEY", "")})
+        if transport.get("type") == "kafka":
+            require("the kafka transport", "confluent_kafka")
         with openlineage_errors():
             return OpenLineageClient()
     path = Path(default_path or DEFAULT_EVENTS_PATH)

@@ -20,13 +20,14 @@ def _notice(message: str) -> None:
 
 def scan_catalogs(options: ScanOptions, settings: Settings | None = None, *, wait: bool = False,
                   progress: bool = False, observer: Callable[[TableOutcome], None] | None = None,
-                  ) -> tuple[ScanSummary, str]:
+                  dry_run_write: Callable[[str], object] | None = None) -> tuple[ScanSummary, str]:
     """Scan ``options.catalogs`` and send what is new; returns the summary and where the events went.
 
     ``settings`` default to the configuration's (:func:`~iceberg_lineage.config.load_settings`). Another scan holding
     the state's lock raises :class:`~iceberg_lineage.state.store.StateLockedError`, or with ``wait`` is waited for.
     The scan sends its own run too (job ``<job namespace>.scan``, :func:`~iceberg_lineage.scan.driver.scan`).
-    ``observer`` sees every table's outcome too (``make run`` tabulates them)."""
+    ``observer`` sees every table's outcome too (``make run`` tabulates them). A dry run writes its JSON Lines with
+    ``dry_run_write`` (default: stdout's)."""
     settings = settings if settings is not None else load_settings()
     with Progress(progress, sys.stderr) as shown:
 
@@ -37,7 +38,7 @@ def scan_catalogs(options: ScanOptions, settings: Settings | None = None, *, wai
 
         if options.dry_run:
             with StateStore(settings.state.path, readonly=True) as store:
-                summary = scan(options, settings, store, printing_sink(sys.stdout.write, settings),
+                summary = scan(options, settings, store, printing_sink(dry_run_write or sys.stdout.write, settings),
                                on_outcome=on_outcome, on_listed=shown.listed, own_run=True)
             return summary, "stdout (dry run: nothing sent, state untouched)"
         from iceberg_lineage.delivery.client import describe_transport, disabled, make_client
