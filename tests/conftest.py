@@ -26,11 +26,13 @@ def sql_catalog(tmp_path):
 
 @pytest.fixture(autouse=True)
 def _isolated_cwd_env(monkeypatch, tmp_path):
-    """Tests never read the developer's configuration nor write into the source tree."""
+    """Tests never read the developer's configuration nor write into the source tree or the user's state folder: HOME
+    and XDG_STATE_HOME point into the test's folder (processes the test starts inherit both)."""
     for name in list(os.environ):
         if name.startswith(("OPENLINEAGE", "ICEBERG_LINEAGE", "PYICEBERG_")):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
     monkeypatch.chdir(tmp_path)
 
 
@@ -38,3 +40,9 @@ def _isolated_cwd_env(monkeypatch, tmp_path):
 def state_path(tmp_path):
     """Where a scan keeps its watermarks in a test."""
     return tmp_path / "state" / "state.db"
+
+
+@pytest.fixture
+def user_state(tmp_path):
+    """The per-user state folder under the test's XDG_STATE_HOME: the default home of state, spool and events."""
+    return tmp_path / "xdg-state" / "iceberg-lineage"

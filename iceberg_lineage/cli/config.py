@@ -7,11 +7,14 @@ Exit codes: 0 printed; 2 the configuration is broken (one line naming the file o
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from iceberg_lineage.cli.common import default_format, profile_option, run_guarded
+
+if TYPE_CHECKING:
+    from iceberg_lineage.config import Settings
 
 MASK = "***"
 
@@ -44,7 +47,7 @@ def effective(flags: dict[str, Any]) -> dict[str, Any]:
             value = getattr(value, part)
         shown = MASK if decl.secret and value else _plain(value)
         rows.append({"key": key, "value": shown, "source": str(origins.get(key, "default"))})
-    return {"settings": rows, "catalogs": _catalogs(), "transport": _transport(),
+    return {"settings": rows, "catalogs": _catalogs(), "transport": _transport(settings),
             "state": settings.state.path, "spool": settings.spool.path}
 
 
@@ -63,13 +66,12 @@ def _catalogs() -> list[str]:
     return sorted(pyiceberg_config().get_known_catalogs())
 
 
-def _transport() -> str:
+def _transport(settings: Settings) -> str:
     """Where events would go, without building a default file transport (which would create its folder)."""
-    from iceberg_lineage.config import DEFAULT_EVENTS_PATH
     from iceberg_lineage.delivery.client import describe_transport, disabled, make_client, openlineage_configured
 
     if not (disabled() or openlineage_configured()):
-        return f"file {DEFAULT_EVENTS_PATH} (no OpenLineage transport configured)"
+        return f"file {settings.state.events_path} (no OpenLineage transport configured)"
     return describe_transport(make_client())
 
 
