@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from tests.support.userstate import USER_STATE, XDG_STATE
+
 #: Session-wide real engines (Spark with Iceberg Java...), reusable by every suite.
 pytest_plugins = ["tests.support.engines", "tests.support.seaweed", "tests.support.sail", "tests.support.kafka",
                   "tests.support.live_bridge", "tests.support.trino", "tests.support.flink",
@@ -32,7 +34,7 @@ def _isolated_cwd_env(monkeypatch, tmp_path):
         if name.startswith(("OPENLINEAGE", "ICEBERG_LINEAGE", "PYICEBERG_")):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / XDG_STATE))
     monkeypatch.chdir(tmp_path)
 
 
@@ -45,4 +47,4 @@ def state_path(tmp_path):
 @pytest.fixture
 def user_state(tmp_path):
     """The per-user state folder under the test's XDG_STATE_HOME: the default home of state, spool and events."""
-    return tmp_path / "xdg-state" / "iceberg-lineage"
+    return tmp_path / USER_STATE
