@@ -54,7 +54,8 @@ def adopt_legacy_state(settings: Settings, cwd: Path | None = None) -> str | Non
         _backup(legacy / STATE_NAME, Path(settings.state.path))  # last: its presence marks the adoption done
     left = "" if "the spool" in adopted or not (legacy / SPOOL_NAME).is_dir() else (
         f"; the old spool stays (a spool was here already): iceberg-lineage replay --spool {legacy / SPOOL_NAME}")
-    return (f"adopted {', '.join(adopted)} of {legacy} into {target} (state now lives per user, whatever the current "
+    what = ", ".join(adopted[:-1]) + " and " + adopted[-1] if len(adopted) > 1 else adopted[0]
+    return (f"adopted {what} of {legacy} into {target} (state now lives per user, whatever the current "
             f"directory; the old folder is left as it was){left}")
 
 
