@@ -5,7 +5,7 @@ from __future__ import annotations
 from iceberg_lineage.config.declare import reference
 from iceberg_lineage.config.load import CONFIG_ENV, KEYS, Origin, find_config_file, load_settings, resolve
 from iceberg_lineage.config.sections import (
-    ALL_COLUMNS, DEFAULT_EVENTS_MAX_BYTES, DEFAULT_MAX_REJECTIONS, PROFILE_NAMES, USER_STATE_DIR, ColumnSelection,
+    ALL_COLUMNS, DEFAULT_EVENTS_MAX_BYTES, DEFAULT_MAX_REJECTIONS, PROFILE_NAMES, ColumnSelection,
     ProxySection, Settings, user_state_dir,
 )
 from iceberg_lineage.config.yamlfile import read_yaml
@@ -27,7 +27,7 @@ def reference_markdown() -> str:
 
 __all__ = [
     "ALL_COLUMNS", "CONFIG_ENV", "DEFAULT_EVENTS_MAX_BYTES", "DEFAULT_MAX_REJECTIONS", "KEYS",
-    "PROFILE_NAMES", "REFERENCE_PATH", "USER_STATE_DIR", "ColumnSelection", "Origin", "ProxySection",
+    "PROFILE_NAMES", "REFERENCE_PATH", "ColumnSelection", "Origin", "ProxySection",
     "Settings", "find_config_file", "load_settings", "user_state_dir",
     "read_yaml", "reference_markdown", "resolve",
 ]

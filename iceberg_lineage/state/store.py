@@ -94,7 +94,11 @@ def prepare(db: sqlite3.Connection) -> None:
     and 3 add tables, which the DDL creates; version 4 adds ``tables.destination``); refuses a newer file."""
     db.executescript(_DDL)
     if not _has_column(db, "tables", "destination"):
-        db.execute("ALTER TABLE tables ADD COLUMN destination TEXT")
+        try:
+            db.execute("ALTER TABLE tables ADD COLUMN destination TEXT")
+        except sqlite3.OperationalError:  # another process (a hook) migrated the file meanwhile
+            if not _has_column(db, "tables", "destination"):
+                raise
     db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
     version = int(db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0])
     if version > SCHEMA_VERSION:

@@ -29,7 +29,7 @@ from tests.support.userstate import USER_STATE
 
 NAMESPACE, NAME = "mixed", "mixed_writers"
 TABLE = f"{NAMESPACE}.{NAME}"
-#: The hook's ledger and the scanner's state: the default ``state.path`` under the test's working directory.
+#: The hook's ledger and the scanner's state: the default ``state.path``, in the test's per-user state folder.
 SHARED_STATE = USER_STATE / "state.db"
 
 

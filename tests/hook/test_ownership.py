@@ -25,7 +25,7 @@ from iceberg_lineage.scan.sinks import delivery_sink
 from iceberg_lineage.state.store import StateStore
 from tests.support.userstate import USER_STATE
 
-#: The default state.path under the tests' working directory: the hook's ledger and the scanner's state.
+#: The default state.path (the per-user state folder of the test): the hook's ledger and the scanner's state.
 SHARED_STATE = USER_STATE / "state.db"
 
 
