@@ -95,3 +95,19 @@ def test_an_explicit_state_path_adopts_nothing(tmp_path, user_state):
 
     assert adopt_legacy_state(Settings().updated({"state.path": str(tmp_path / "mine.db")})) is None
     assert not user_state.exists()
+
+
+def test_a_hooked_process_adopts_the_old_folder_before_writing_its_own(sql_catalog, tmp_path, user_state, caplog):
+    """A hook that ran first would otherwise start a per-user state of its own, and the next scan adopt nothing."""
+    from iceberg_lineage.hook import observe
+    from iceberg_lineage.state.store import EmittedSnapshot, StateStore, TrackedTable
+
+    with StateStore(tmp_path / OLD_STATE) as old:
+        old.record(TrackedTable("uuid-1", "test", ("db", "t"), "/w/t", None), (EmittedSnapshot(1, 1, 1, "scan", "r"),))
+
+    observe(sql_catalog)
+    with StateStore(user_state / "state.db", readonly=True) as state:
+        assert state.watermark("uuid-1").emitted == {1}
+    assert [r.getMessage() for r in caplog.records if "adopted" in r.getMessage()] == [
+        f"adopted the state of {tmp_path / '.iceberg-lineage'} into {user_state} (state now lives per user, whatever "
+        "the current directory; the old folder is left as it was)"]
