@@ -40,7 +40,8 @@ def disabled() -> bool:
 
 def make_client(*, default_path: Path | str | None = None, stderr: IO[str] | None = None) -> OpenLineageClient:
     """An OpenLineageClient configured the openlineage-python way, else writing JSON Lines to ``default_path``
-    (``events.jsonl`` beside the state file, in the per-user state folder by default). ``OPENLINEAGE_DISABLED=true`` gives a client that sends nothing."""
+    (``events.jsonl`` beside the state file, in the per-user state folder by default). ``OPENLINEAGE_DISABLED=true``
+    gives a client that sends nothing."""
     global _announced
     if disabled() or openlineage_configured():
         # openlineage-python logs the transport's URL and headers when it builds it: register their secrets first

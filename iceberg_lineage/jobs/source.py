@@ -45,7 +45,8 @@ def open_events(path: str | Path) -> Iterator[IO[bytes]]:
         try:
             mode = os.stat(where).st_mode
         except FileNotFoundError:
-            hint = " (no events were written here yet; give --events FILE)" if where == load_settings().state.events_path else ""
+            default = where == load_settings().state.events_path
+            hint = " (no events were written here yet; give --events FILE)" if default else ""
             raise ConfigError(f"no events file{hint}", file=str(path)) from None
         except OSError as exc:
             raise ConfigError(f"cannot read the events file ({exc.strerror})", file=str(path)) from None

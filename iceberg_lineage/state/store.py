@@ -272,7 +272,8 @@ class StateStore:
         with self._db:
             self._db.execute(
                 "INSERT INTO tables (identity, catalog, identifier, location, metadata_location, current_snapshot_id,"
-                " dropped, updated_at, destination) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(identity) DO UPDATE SET"
+                " dropped, updated_at, destination) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(identity) DO UPDATE SET"
                 " catalog=excluded.catalog, identifier=excluded.identifier, location=excluded.location,"
                 " metadata_location=excluded.metadata_location,"
                 " current_snapshot_id=COALESCE(excluded.current_snapshot_id, tables.current_snapshot_id),"

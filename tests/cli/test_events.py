@@ -56,7 +56,8 @@ def test_emit_uses_the_client_default_and_reports_on_stderr(monkeypatch):
     result = events("--metadata", str(FIXTURES / DV), "--all-snapshots", "--emit", *_relocate(DV))
     assert result.exit_code == 0, result.stderr
     assert result.stdout == ""
-    assert f"sent 4 event(s) to file {Path.cwd() / USER_STATE / 'events.jsonl'}" in result.stderr  # 2 runs: START, COMPLETE
+    # 2 runs: START, COMPLETE
+    assert f"sent 4 event(s) to file {Path.cwd() / USER_STATE / 'events.jsonl'}" in result.stderr
     written = (USER_STATE / "events.jsonl").read_text().splitlines()
     assert len(written) == 4
     for line in written:

@@ -1,10 +1,10 @@
 """The file transport's own output read back: a scan by the CLI and a hooked PyIceberg session (commits, and a run
-that fails) append to the embedded default ``./.iceberg-lineage/events.jsonl``; ``jobs`` reads it with no flag."""
+that fails) append to the embedded default ``events.jsonl`` in the per-user state folder; ``jobs`` reads it with no
+flag."""
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
