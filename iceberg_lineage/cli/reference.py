@@ -45,7 +45,9 @@ def _section(ctx: click.Context, command: click.Command) -> str:
     name = ctx.command_path
     lines = [f"## `{name}`", "", html.escape(command.help or "", quote=False).strip(), "",
              "```", " ".join([name, *command.collect_usage_pieces(ctx)]), "```", ""]
-    rows = [record for param in command.get_params(ctx) if (record := param.get_help_record(ctx))]
+    rows = [record for param in command.params if (record := param.get_help_record(ctx))]
+    if command.add_help_option:  # from the context, not get_params: click caches the help option of a command run
+        rows.append((", ".join(ctx.help_option_names), "Show this message and exit."))
     if rows:
         lines += ["| option | meaning |", "|---|---|"]
         lines += [f"| `{_cell(flags)}` | {_cell(help_text)} |" for flags, help_text in rows]
