@@ -70,7 +70,7 @@ def test_table_events_are_the_events_command_s(orders, sql_catalog, monkeypatch)
     assert json.loads(to_json(current))["dataset"]["name"].endswith("db/orders")
 
 
-def test_scan_catalog_emits_each_snapshot_once(orders, sql_catalog, tmp_path):
+def test_scan_catalog_emits_each_snapshot_once(orders, sql_catalog, user_state):
     returns = write_demo_table(sql_catalog, "db.returns", commits=4)
     snapshots = len(orders.metadata.snapshots) + len(returns.metadata.snapshots)
 
@@ -79,12 +79,12 @@ def test_scan_catalog_emits_each_snapshot_once(orders, sql_catalog, tmp_path):
     runs = [json.loads(e) for e in preview.events if json.loads(e)["eventType"] == "COMPLETE"]
     # a run per snapshot, a checks run per schema change (one per table), and the scan's own run
     assert len(runs) == snapshots + 2 + 1
-    assert not (tmp_path / ".iceberg-lineage" / "events.jsonl").exists()
+    assert not (user_state / "events.jsonl").exists()
 
     first = iceberg_lineage.scan_catalog([sql_catalog], namespaces=["db"])
     assert (first.summary.tables_scanned, first.summary.snapshots_emitted, first.exit_code) == (2, snapshots, 0)
-    assert first.events_to == "file .iceberg-lineage/events.jsonl" and first.events == ()
-    sent = (tmp_path / ".iceberg-lineage" / "events.jsonl").read_text().splitlines()
+    assert first.events_to == f"file {user_state / 'events.jsonl'}" and first.events == ()
+    sent = (user_state / "events.jsonl").read_text().splitlines()
     assert len(sent) == len(preview.events)
     assert first.to_json()["snapshots"]["emitted"] == snapshots
 
