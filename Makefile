@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv run test bench clean provision sqlite-jdbc flink trino
+.PHONY: venv run test docs bench clean provision sqlite-jdbc chromium flink trino
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -72,16 +72,24 @@ $(OPENLINEAGE_SPARK_JAR):
 		-Dartifact=io.openlineage:openlineage-spark_2.12:$(OPENLINEAGE_SPARK_VERSION) \
 		-DoutputDirectory=$(abspath $(INTEROP))/openlineage-spark && rm -rf $(INTEROP)/m2/io/openlineage)
 
+# $(call debian,NAME,PACKAGE,TEST): Debian's PACKAGE installed with apt-get unless TEST passes (as root only; the
+# package index refreshed once if it is stale). Otherwise $(INTEROP)/NAME.error keeps the reason, as `provisioned`.
+debian = mkdir -p $(INTEROP); \
+	if $(3); then rm -f $(INTEROP)/$(1).error; \
+	elif [ "$$(id -u)" != 0 ]; then echo "not root: apt-get install $(2)" > $(INTEROP)/$(1).error; \
+	elif { apt-get install -y -qq --no-install-recommends $(2) \
+	       || { apt-get update -qq && apt-get install -y -qq --no-install-recommends $(2); }; \
+	     } > $(INTEROP)/$(1).log 2>&1; then rm -f $(INTEROP)/$(1).error; \
+	else tail -n 1 $(INTEROP)/$(1).log > $(INTEROP)/$(1).error; fi; \
+	if [ -e $(INTEROP)/$(1).error ]; then echo "provision: $(1) unavailable: $$(cat $(INTEROP)/$(1).error)"; fi
+
 # Debian's SQLite JDBC driver (with its JNI library) for the JDBC catalog shared with PyIceberg's SqlCatalog.
 sqlite-jdbc:
-	@mkdir -p $(INTEROP)
-	@if [ -e /usr/share/java/sqlite-jdbc.jar ]; then rm -f $(INTEROP)/sqlite-jdbc.error; \
-	elif [ "$$(id -u)" != 0 ]; then echo "not root: apt-get install libxerial-sqlite-jdbc-java" > $(INTEROP)/sqlite-jdbc.error; \
-	elif { apt-get install -y -qq --no-install-recommends libxerial-sqlite-jdbc-java \
-	       || { apt-get update -qq && apt-get install -y -qq --no-install-recommends libxerial-sqlite-jdbc-java; }; \
-	     } > $(INTEROP)/sqlite-jdbc.log 2>&1; then rm -f $(INTEROP)/sqlite-jdbc.error; \
-	else tail -n 1 $(INTEROP)/sqlite-jdbc.log > $(INTEROP)/sqlite-jdbc.error; fi
-	@if [ -e $(INTEROP)/sqlite-jdbc.error ]; then echo "provision: sqlite-jdbc unavailable: $$(cat $(INTEROP)/sqlite-jdbc.error)"; fi
+	@$(call debian,sqlite-jdbc,libxerial-sqlite-jdbc-java,[ -e /usr/share/java/sqlite-jdbc.jar ])
+
+# Debian's Chromium for tests/docs: headless, it loads the built site's getting-started page (--dump-dom).
+chromium:
+	@$(call debian,chromium,chromium,command -v chromium >/dev/null)
 
 # Sail (its merge-on-read DELETE writes equality deletes) in a virtualenv of its own: its client, pyspark-client 4,
 # is the same `pyspark` package as .venv's pyspark 3.5. Every wheel is pinned (--no-deps), then checked.
@@ -223,7 +231,7 @@ $(MARQUEZ_STAMP):
 		     || { apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql; }; } \
 		&& touch $@)
 
-provision: $(INTEROP_WHEELS) $(ICEBERG_JAR) sqlite-jdbc $(HADOOP_AWS_JAR) $(SAIL_STAMP) $(KAFKA_STAMP) $(OPENLINEAGE_SPARK_JAR) $(OPENMETADATA_STAMP) $(DATAHUB_STAMP) $(OPENLINEAGE_MIN_STAMP) flink trino \
+provision: $(INTEROP_WHEELS) $(ICEBERG_JAR) sqlite-jdbc chromium $(HADOOP_AWS_JAR) $(SAIL_STAMP) $(KAFKA_STAMP) $(OPENLINEAGE_SPARK_JAR) $(OPENMETADATA_STAMP) $(DATAHUB_STAMP) $(OPENLINEAGE_MIN_STAMP) flink trino \
 	$(MARQUEZ_STAMP)
 
 run: $(STAMP)
@@ -231,6 +239,10 @@ run: $(STAMP)
 
 test: $(STAMP) provision
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# The docs site (mkdocs.yml) into ./site, offline; tests/docs builds it with --strict too.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 bench: $(STAMP)
 	$(PY) benchmarks/walk.py

@@ -1,4 +1,4 @@
-"""Render ``docs/notebook.png`` for the README: the events table and the history plot a notebook shows.
+"""Render ``docs/notebook.png`` for docs/notebooks.md: the events table and the history plot a notebook shows.
 
 Writes a demo table through an attached SQLite catalog in a temporary folder (as ``notebooks/quickstart.ipynb`` does),
 then draws the session's events as a table above ``history_plot``. Usage: ``python docs/make_screenshot.py [OUT]``.

@@ -45,13 +45,15 @@ from iceberg_lineage.times import epoch_ms, parse_since
 @click.option("--dry-run", is_flag=True, help="Print the events as JSON Lines on stdout; send and record nothing.")
 @click.option("--wait", is_flag=True, help="Wait for a running scan to finish instead of exiting with 2.")
 @click.option("--no-progress", is_flag=True, help="No progress bar nor progress lines.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="No progress and no summary (unless --format json is given): only errors, one line each.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None,
               help="Summary format (on stderr): text on a terminal, json otherwise.")
 @debug_option
 @profile_option
 def scan_command(catalogs, namespaces, tables, exclude, state, mode, since, executor, workers, dask_scheduler,
-                 depth, column_stats, include_columns, exclude_columns, dry_run, wait, no_progress, fmt,
-                 debug, profile) -> None:
+                 depth, column_stats, include_columns, exclude_columns, dry_run, wait, no_progress, quiet,
+                 fmt, debug, profile) -> None:
     """Emit every snapshot of every catalog table not yet emitted (tables written by any engine)."""
 
     def body() -> int:
@@ -64,10 +66,13 @@ def scan_command(catalogs, namespaces, tables, exclude, state, mode, since, exec
             dask_scheduler=dask_scheduler, dry_run=dry_run,
         )
         try:
-            summary, events_to = scan_catalogs(options, settings, wait=wait, progress=not no_progress)
+            summary, events_to = scan_catalogs(options, settings, wait=wait, progress=not (no_progress or quiet))
         except StateLockedError as exc:
             fail(exc, debug, EXIT_USAGE)
-        if (fmt or ("text" if sys.stderr.isatty() else "json")) == "json":
+        if quiet and fmt != "json":
+            for failure in summary.failures:
+                click.echo(f"iceberg-lineage: scan: {failure.one_line()}", err=True)
+        elif (fmt or ("text" if sys.stderr.isatty() else "json")) == "json":
             click.echo(json.dumps({**summary.to_json(), "events": events_to}), err=True)
         else:
             click.echo(summary_text(summary, events_to), err=True)

@@ -179,7 +179,7 @@ def rule_set(rules: Mapping[str, Any]) -> RuleSet:
     return RuleSet(tuple(make_rule(str(kind), config) for kind, config in rules.items()))
 
 
-#: Applies to every table no ``checks:`` entry names (README, "check").
+#: Applies to every table no ``checks:`` entry names (docs/check.md).
 DEFAULT_RULES = rule_set({
     "row_count": {"max_drop_pct": 50},
     "small_files": {"size": "32MB", "max_ratio": 0.5},

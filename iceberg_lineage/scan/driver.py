@@ -58,6 +58,7 @@ def scan(
     sink: Sink,
     *,
     on_outcome: Callable[[TableOutcome], None] = lambda o: None,
+    on_listed: Callable[[int], None] = lambda total: None,
     own_run: bool = False,
 ) -> ScanSummary:
     """Scan the catalogs, send new events through ``sink`` and advance ``state`` (unless it is read-only).
@@ -65,7 +66,8 @@ def scan(
     ``own_run``: the scan also sends a run of its own (:mod:`~iceberg_lineage.lineage.scan_run`, job
     ``<job namespace>.scan``) through the same sink: START now (unless ``events.start_events`` is off), then
     COMPLETE when the summary's exit code is 0, FAIL otherwise (or when the scan stops with an exception), carrying
-    the summary. ``iceberg-lineage scan`` sends it; a preview (``preview_scan``) does not."""
+    the summary. ``iceberg-lineage scan`` sends it; a preview (``preview_scan``) does not. ``on_listed`` gets the
+    number of tables once discovery has listed them all (a progress bar's total)."""
     # openlineage-python: heavy; imported once a scan runs (every table's events need it), never at CLI start-up
     from iceberg_lineage.lineage.scan_run import scanner_end_event, scanner_run, scanner_start_event
     from iceberg_lineage.lineage.serde import to_json
@@ -76,7 +78,7 @@ def scan(
         run.sink([to_json(scanner_start_event(ref, _now()))])
     started = time.monotonic()
     try:
-        _walk(run, options, settings)
+        _walk(run, options, settings, on_listed)
     except Exception as exc:
         if ref is not None:
             run.sink([to_json(scanner_end_event(ref, _now(), error=scrub(f"{type(exc).__name__}: {exc}")))])
@@ -89,7 +91,7 @@ def scan(
     return summary
 
 
-def _walk(run: "_Driver", options: ScanOptions, settings: Settings) -> None:
+def _walk(run: "_Driver", options: ScanOptions, settings: Settings, on_listed: Callable[[int], None]) -> None:
     """Discover, read and deliver every table, then the catalog changes."""
     with open_executor(options.executor, options.workers, options.dask_scheduler) as executor:
         limit = 4 * (options.workers or 8)
@@ -106,6 +108,7 @@ def _walk(run: "_Driver", options: ScanOptions, settings: Settings) -> None:
                     run.collect(pending, block=True)
                 pending.submit(task)
                 run.collect(pending, block=False)
+        on_listed(len(run.listed_tables))
         while pending:
             run.collect(pending, block=True)
     run.emit_catalog_changes()

@@ -53,7 +53,7 @@ def scan_catalogs(options: ScanOptions, settings: Settings | None = None, *, wai
         if options.dry_run:
             with StateStore(settings.state.path, readonly=True) as store:
                 summary = scan(options, settings, store, printing_sink(sys.stdout.write), on_outcome=on_outcome,
-                               own_run=True)
+                               on_listed=shown.listed, own_run=True)
             return summary, "stdout (dry run: nothing sent, state untouched)"
         from iceberg_lineage.delivery.client import describe_transport, disabled, make_client
         from iceberg_lineage.delivery.delivery import Delivery
@@ -71,7 +71,7 @@ def scan_catalogs(options: ScanOptions, settings: Settings | None = None, *, wai
             try:
                 with StateStore(settings.state.path) as store:
                     summary = scan(options, settings, store, delivery_sink(delivery), on_outcome=on_outcome,
-                                   own_run=True)
+                                   on_listed=shown.listed, own_run=True)
                 summary = _confirmed(summary, delivery)
             finally:
                 delivery.close()

@@ -174,8 +174,8 @@ def from_entries(fig: Figures, p: Partial, parts: list[Partial], snapshot_id: in
 
 def truncation(f: Field, name: str, lo: object, hi: object, max_lo: object, p: Partial,
                modes: ModeHistory) -> tuple[bool, bool]:
-    """Whether the aggregate lower and upper bound may be truncated: true unless the metadata rules it out (see the
-    README's truncation rule).
+    """Whether the aggregate lower and upper bound may be truncated: true unless the metadata rules it out (see
+    docs/stats.md, "Truncated bounds").
 
     A truncated lower bound is exactly N long; a truncated upper bound is at most N long (Iceberg Java drops a
     character that cannot be incremented), but an upper bound equal to the greatest lower bound is a value. N is any

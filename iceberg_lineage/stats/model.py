@@ -48,7 +48,7 @@ class ColumnStats(JsonModel):
     min: object = json_field(default=None, convert=bound_to_json)
     max: object = json_field(default=None, convert=bound_to_json)
     distinct_count: int | None = None
-    #: Whether ``min`` / ``max`` may be truncated: true unless the metadata rules it out (README, "Truncated bounds").
+    #: Whether ``min`` / ``max`` may be truncated: true unless the metadata rules it out (docs/stats.md).
     lower_truncated: bool = json_field(default=False, omit_empty=(CAMEL,))
     upper_truncated: bool = json_field(default=False, omit_empty=(CAMEL,))
     #: Either bound may be truncated (the flag before there was one per bound).

@@ -1,14 +1,14 @@
 """``iceberg-lineage stats --all-snapshots`` against Iceberg Java's own metadata tables, for every snapshot of
 tables Spark wrote.
 
-Both sides define every compared figure the same way, but for these (see README, "Real engines"):
+Both sides define every compared figure the same way, but for these (see docs/contributing.md, real engines):
 - ``records`` is the rows in live data files before deletes, as ``sum(record_count)`` of ``data_files`` (and the
   summary's ``total-records``); the rows a reader sees are ``live_records``, compared with ``count(*)``.
 - ``position_deletes`` includes the rows deleted by DVs (the summary's ``total-position-deletes``); DVs alone are
   ``dv_files`` and ``dv_deletes``. A DV's bytes are its blob's ``content_size_in_bytes``, not the Puffin file's.
 - Iceberg keeps NaN counts for float and double only; for other types the package has none (null).
 - String bounds equal the stored, truncated bounds exactly, and are flagged ``lower_truncated`` /
-  ``upper_truncated`` by the README's rule under ``truncate(16)``: a lower bound 16 long, an upper bound at most 16
+  ``upper_truncated`` by docs/stats.md's rule under ``truncate(16)``: a lower bound 16 long, an upper bound at most 16
   long that is no file's lower bound.
 """
 from __future__ import annotations

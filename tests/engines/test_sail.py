@@ -2,9 +2,9 @@
 snapshot's figures equal what Spark's metadata tables say of it, and Iceberg Java applies Sail's equality deletes
 to the same rows Sail does.
 
-Where the two sides differ by definition (see README, "Real engines"): ``live_records`` is not given by the package
-once equality deletes exist (it would need the data read), and Sail's summaries carry no file sizes, so the
-package's byte figures come from the manifests (as Java's metadata tables do)."""
+Where the two sides differ by definition (see docs/contributing.md, real engines): ``live_records`` is not given
+by the package once equality deletes exist (it would need the data read), and Sail's summaries carry no file
+sizes, so the package's byte figures come from the manifests (as Java's metadata tables do)."""
 from __future__ import annotations
 
 import json

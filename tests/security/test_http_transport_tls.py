@@ -96,7 +96,7 @@ def test_tls_is_verified_by_default(https_server, tmp_path, monkeypatch):
 
 
 def test_api_key_custom_headers_and_private_ca(https_server, tmp_path, monkeypatch):
-    """The README's configuration: an API key (sent as a bearer token), extra headers, and a private CA bundle."""
+    """docs/delivery.md's configuration: an API key (sent as a bearer token), extra headers, and a private CA bundle."""
     url, cert, received = https_server
     configure(tmp_path, monkeypatch, {
         "type": "http", "url": url, "endpoint": "api/v1/lineage",

@@ -1,4 +1,4 @@
-"""The truncation flags (README, "Truncated bounds"): one test per row of the README's table, on tables PyIceberg
+"""The truncation flags (docs/stats.md, "Truncated bounds"): one test per row of its table, on tables PyIceberg
 writes, with the metrics modes set as table properties and changed between appends. And NaN counts exist for float
 and double only.
 """
@@ -241,7 +241,7 @@ def test_a_recent_snapshot_is_found_from_the_newest_version():
     assert read[2:] == [f"/t/metadata/v{i}.metadata.json" for i in (28, 27, 26, 25, 24)]
 
 
-# -- the rule without a (whole) metadata log: README, "Truncated bounds" --------------------------------------------
+# -- the rule without a (whole) metadata log: docs/stats.md, "Truncated bounds" -------------------------------------
 REAL = ["abcdefgh", "abcdxyz"]
 
 

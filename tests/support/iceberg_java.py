@@ -95,7 +95,7 @@ def _column_figures(data: list[dict], columns: dict[str, tuple[int, str]]) -> di
 
         low, high = bound("lower_bound", min), bound("upper_bound", max)
         cut = type_name in TRUNCATABLE
-        # README, "Truncated bounds": a cut lower bound is N long; a cut upper bound at most N, and never a value,
+        # docs/stats.md, truncated bounds: a cut lower bound is N long; a cut upper bound at most N, and never a value,
         # as a bound equal to some file's lower bound is
         lower_cut = cut and low is not None and len(low) >= TRUNCATE_LENGTH
         upper_cut = cut and high is not None and len(high) <= TRUNCATE_LENGTH and high not in {
@@ -248,7 +248,7 @@ def differences(ours: dict[str, Any], java: dict[str, Any], ignore: set[str] = f
         if key in ignore or key == "columns":
             continue
         if key == "live_records" and ours.get(key) is None:
-            # The package gives live rows only where they are exact: no deletes, or DVs only (README).
+            # The package gives live rows only where they are exact: no deletes, or DVs only (docs/stats.md).
             if not (java["position_deletes"] > java["dv_deletes"] or java["equality_deletes"]):
                 out.append(f"live_records: ours None without position or equality deletes, Iceberg Java {expected}")
             continue
