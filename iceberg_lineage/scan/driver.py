@@ -140,7 +140,8 @@ class _Driver:
         self.by_hooks = 0
         self.resent = 0
         self.rejected = 0
-        #: snapshots emitted whose events were all confirmed, or queued by a transport that confirms at its flush
+        #: snapshots emitted: every event confirmed, taken by a transport that confirms only at its flush (queued),
+        #: or with an event waiting in the spool
         self.delivered = 0
         self.queued = 0
         self.spooled = 0
