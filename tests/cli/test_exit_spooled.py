@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from iceberg_lineage.cli import main
 from iceberg_lineage.cli.common import EXIT_OK, EXIT_SPOOLED, EXIT_TABLE_FAILED, EXIT_USAGE, most_serious
-from iceberg_lineage.delivery.spool import Spool
 from tests.support.checks import new_table, rows
+from tests.support.delivery import waiting_in
 from tests.support.lineage_server import LineageServer, free_port
 from tests.support.olschema import validate_event
 from tests.support.scan import catalog_env, snapshot_ids, write_table
@@ -44,10 +44,7 @@ def scan_json(catalog, monkeypatch) -> tuple[int, dict]:
 
 
 def waiting() -> int:
-    if not Spool.exists(SPOOL):
-        return 0
-    with Spool(SPOOL) as spool:
-        return spool.count()
+    return waiting_in(SPOOL)
 
 
 def replay_to(port: int) -> list[dict]:
@@ -119,7 +116,7 @@ def test_a_scan_with_the_server_up_counts_what_it_delivered_and_exits_0(sql_cata
     runs = [e for e in received if e["job"]["name"] != SCANNER and e["eventType"] == "COMPLETE"]
     assert (summary["snapshots"]["emitted"], summary["snapshots"]["delivered"], summary["snapshots"]["spooled"]) == (
         len(runs), len(runs), 0) == (4, 4, 0)
-    assert summary["spooled_events"] == 0 and not Spool.exists(SPOOL)
+    assert summary["spooled_events"] == 0 == waiting()
     end = received[-1]
     validate_event(end)
     assert (end["eventType"], end["run"]["facets"]["icebergLineageScan"]["exitCode"]) == ("COMPLETE", EXIT_OK)

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from iceberg_lineage.cli import main
 from iceberg_lineage.cli.common import EXIT_OK, EXIT_SPOOLED
-from iceberg_lineage.delivery.spool import Spool
 from tests.support.checks import new_table, rows
+from tests.support.delivery import waiting_in
 from tests.support.kafka import KafkaBroker
 from tests.support.lineage_server import free_port
 from tests.support.olschema import validate_event
@@ -35,10 +35,7 @@ def use_kafka(monkeypatch, tmp_path, kafka: KafkaBroker, topic: str, *, up: bool
 
 
 def waiting() -> int:
-    if not Spool.exists(SPOOL):
-        return 0
-    with Spool(SPOOL) as spool:
-        return spool.count()
+    return waiting_in(SPOOL)
 
 
 def sent(kafka: KafkaBroker, topic: str) -> list[dict]:
