@@ -72,6 +72,8 @@ def _results(metadata, catalog, table, namespaces, snapshot, relocate, settings,
         ref, where = (metadata, {}) if metadata else (table, {"catalog": catalog})
         try:
             yield check_table(ref, settings, snapshot_id=snapshot, config=config, relocate=reloc, **where)
+        except ConfigError:  # no such catalog, or a broken configuration: not a table that failed its checks
+            raise
         except IcebergLineageError as exc:
             yield TableCheck(metadata or table, error=exc.one_line())
         return

@@ -111,7 +111,8 @@ debug_option = click.option("--debug", is_flag=True, help="Show tracebacks.")
 #: The options that say which table (and which snapshots) a command is about.
 table_options = stacked(
     metadata_option,
-    click.option("--catalog", metavar="NAME", help="PyIceberg catalog name (.pyiceberg.yaml, PYICEBERG_CATALOG__*)."),
+    click.option("--catalog", metavar="NAME", help="PyIceberg catalog name (.pyiceberg.yaml, PYICEBERG_CATALOG__*; "
+                                                   "default: the embedded SQLite catalog in ./warehouse)."),
     table_option,
     click.option("--snapshot", type=int, metavar="ID", help="Snapshot id (default: the current snapshot)."),
     click.option("--all-snapshots", is_flag=True, help="Every snapshot in snapshots[], in commit order."),

@@ -1,8 +1,10 @@
 """``iceberg-lineage config``: the effective configuration, each setting with its value and where the value came from
-(default, the file and its path, an environment variable, a flag), secrets masked; the PyIceberg catalogs found,
-the OpenLineage transport events go to, and the state and spool paths.
+(default, the file and its path, an environment variable, a flag), secrets masked; the PyIceberg catalogs found, each
+with the file it came from, the OpenLineage transport events go to, and the state and spool paths. ``--check`` also
+loads each catalog and reaches the transport's endpoint, sending nothing.
 
-Exit codes: 0 printed; 2 the configuration is broken (one line naming the file or variable and the key).
+Exit codes: 0 printed (and, with ``--check``, everything reached); 1 a catalog or the endpoint cannot be reached
+(one line each on stderr); 2 the configuration is broken (one line naming the file or variable and the key).
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import Any
 
 import click
 
-from iceberg_lineage.cli.common import default_format, profile_option, run_guarded
+from iceberg_lineage.cli.common import EXIT_OK, EXIT_TABLE_FAILED, default_format, profile_option, run_guarded
 
 MASK = "***"
 
@@ -19,15 +21,23 @@ MASK = "***"
 @click.command("config")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None,
               help="text (aligned columns) is the default on a terminal, json otherwise.")
+@click.option("--check", is_flag=True,
+              help="Also load each catalog (list its namespaces) and reach the transport's endpoint, sending "
+                   "nothing: exit 1 if one cannot be reached.")
 @profile_option
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
-def config_command(fmt: str | None, profile: str | None, debug: bool) -> None:
+def config_command(fmt: str | None, check: bool, profile: str | None, debug: bool) -> None:
     """Show the effective configuration and where each value came from."""
 
     def body() -> int:
         report = effective({"consumer.profile": profile})
+        problems = unreachable() if check else []
+        if check:
+            report["check"] = {"unreachable": problems}
         click.echo(json.dumps(report, indent=2) if (fmt or default_format()) == "json" else _text(report))
-        return 0
+        for problem in problems:
+            click.echo(f"iceberg-lineage: unreachable: {problem}", err=True)
+        return EXIT_TABLE_FAILED if problems else EXIT_OK
 
     run_guarded(debug, body)
 
@@ -48,6 +58,28 @@ def effective(flags: dict[str, Any]) -> dict[str, Any]:
             "state": settings.state.path, "spool": settings.spool.path}
 
 
+def unreachable() -> list[str]:
+    """One line per catalog or endpoint that cannot be reached; no catalog at all is a configuration error."""
+    from iceberg_lineage.delivery.client import disabled, make_client, openlineage_configured
+    from iceberg_lineage.delivery.reach import probes, writable_folder
+    from iceberg_lineage.read.catalogs import catalog_unreachable, configured_catalogs
+
+    problems = [p for p in map(catalog_unreachable, configured_catalogs()) if p is not None]
+    if disabled():
+        return problems
+    if not openlineage_configured():
+        from pathlib import Path
+
+        from iceberg_lineage.config import DEFAULT_EVENTS_PATH
+
+        return problems + [p for p in [writable_folder(Path(DEFAULT_EVENTS_PATH).parent)] if p is not None]
+    client = make_client()
+    checks = probes(client.transport)
+    client.close()
+    del client  # its transports (a Kafka producer) go before the probes run
+    return problems + [p for p in (probe() for probe in checks) if p is not None]
+
+
 def _plain(value: Any) -> Any:
     """A value as JSON shows it (tuples as lists, mappings as objects)."""
     if isinstance(value, tuple):
@@ -57,10 +89,12 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _catalogs() -> list[str]:
-    from iceberg_lineage.read.catalogs import pyiceberg_config
+def _catalogs() -> list[dict[str, str]]:
+    """The configured catalogs and the file each came from (``environment``: ``PYICEBERG_CATALOG__*`` alone)."""
+    from iceberg_lineage.read.pyiceberg_config import load_pyiceberg_config
 
-    return sorted(pyiceberg_config().get_known_catalogs())
+    config = load_pyiceberg_config()
+    return [{"name": name, "source": config.source(name)} for name in config.catalogs]
 
 
 def _transport() -> str:
@@ -70,13 +104,21 @@ def _transport() -> str:
 
     if not (disabled() or openlineage_configured()):
         return f"file {DEFAULT_EVENTS_PATH} (no OpenLineage transport configured)"
-    return describe_transport(make_client())
+    client = make_client()
+    try:
+        return describe_transport(client)
+    finally:
+        client.close()
 
 
 def _text(report: dict[str, Any]) -> str:
     rows = [(r["key"], json.dumps(r["value"]), r["source"]) for r in report["settings"]]
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
     lines = [f"{k:<{widths[0]}}  {v:<{widths[1]}}  {s}" for k, v, s in rows]
-    lines += ["", f"catalogs   {', '.join(report['catalogs']) or '(none configured)'}",
+    catalogs = [f"{c['name']} ({c['source']})" for c in report["catalogs"]]
+    lines += ["", f"catalogs   {', '.join(catalogs) or '(none configured)'}",
               f"transport  {report['transport']}", f"state      {report['state']}", f"spool      {report['spool']}"]
+    if "check" in report:
+        missed = len(report["check"]["unreachable"])
+        lines.append(f"check      {missed} unreachable" if missed else "check      every catalog and the endpoint reached")
     return "\n".join(lines)

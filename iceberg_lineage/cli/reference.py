@@ -55,9 +55,7 @@ def _section(ctx: click.Context, command: click.Command) -> str:
 
 def reference_markdown() -> str:
     """docs/cli.md: the group, then every command in alphabetical order."""
-    # the group's settings (``-h`` beside ``--help``), as when it runs: click caches a command's help option from the
-    # first context that asks, so a reference built with other settings would depend on what ran before
-    root = click.Context(main, info_name=PROG, **main.context_settings)
+    root = click.Context(main, info_name=PROG, **main.context_settings)  # -h as well, as a real invocation
     sections = [_section(root, main)]
     for name in sorted(main.list_commands(root)):
         command = main.get_command(root, name)

@@ -51,14 +51,17 @@ def parse_yaml(text: str, source: str) -> Json:
     try:
         _check_events(text, source)
         value = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"not valid YAML{where}", file=source) from None
-    except yaml.YAMLError:
-        raise ConfigError("not valid YAML", file=source) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"not valid YAML{position(exc)}", file=source) from None
     _check_numbers(value, source)
     return value
+
+
+def position(exc: BaseException) -> str:
+    """Where a YAML parser (PyYAML, or strictyaml's ruamel) stopped: `` at line L, column C``, or nothing; never
+    the text there, which may be a secret."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
 
 
 def _check_events(text: str, source: str) -> None:

@@ -3,7 +3,9 @@
 Transports and their configuration belong to openlineage-python (``openlineage.yml``, ``OPENLINEAGE_CONFIG``,
 ``OPENLINEAGE_URL``, ``OPENLINEAGE__TRANSPORT__*``, ``OPENLINEAGE_DISABLED``). Only when its own discovery finds no
 transport do we replace its console fallback with a JSON Lines file, ``./.iceberg-lineage/events.jsonl``: events
-printed to a console are lost, events in a file can be replayed. The fallback is announced once on stderr.
+printed to a console are lost, events in a file can be replayed. The fallback is announced once on stderr. A broken
+configuration is a :class:`~iceberg_lineage.errors.ConfigError` naming the file or variable and the key
+(:mod:`.config_errors`).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from openlineage.client.transport.file import FileConfig, FileTransport
 from openlineage.client.transport.noop import NoopConfig, NoopTransport
 
 from iceberg_lineage.config import DEFAULT_EVENTS_PATH
+from iceberg_lineage.delivery.config_errors import checked_openlineage_file, openlineage_errors
 from iceberg_lineage.redact import protect, strip_userinfo
 
 _announced = False
@@ -25,8 +28,10 @@ _announced = False
 def _discovered_transport() -> dict:
     """The transport settings openlineage-python's own discovery finds (config file or ``OPENLINEAGE__*``)."""
     # A placeholder transport keeps the probe from creating (and warning about) a console transport.
+    checked_openlineage_file()  # openlineage-python would log a broken file and go on without it
     probe = OpenLineageClient(transport=NoopTransport(NoopConfig()))
-    return dict(probe.config.transport or {})
+    with openlineage_errors():
+        return dict(probe.config.transport or {})
 
 
 def openlineage_configured() -> bool:
@@ -46,7 +51,8 @@ def make_client(*, default_path: Path | str | None = None, stderr: IO[str] | Non
         # openlineage-python logs the transport's URL and headers when it builds it: register their secrets first
         protect({**_discovered_transport(), "url": os.environ.get("OPENLINEAGE_URL", ""),
                  "api_key": os.environ.get("OPENLINEAGE_API_KEY", "")})
-        return OpenLineageClient()
+        with openlineage_errors():
+            return OpenLineageClient()
     path = Path(default_path or DEFAULT_EVENTS_PATH)
     path.parent.mkdir(parents=True, exist_ok=True)
     if not _announced:

@@ -1,9 +1,10 @@
 """Run contexts: a job that reads table A and writes table B shows up as one run with A as input and B as output.
 
 A run is opened by ``with iceberg_lineage.run("job"):`` (or as a decorator) or, for a whole process, by
-``iceberg-lineage run``. Inside it, every commit and scan of an observed catalog is a RUNNING event of that run and
-is remembered; the run's final event (COMPLETE, or FAIL with an ``errorMessage``) lists every table read and
-written once, at the last snapshot seen. Nested runs carry a ``parent`` facet.
+``iceberg-lineage run`` or a reporter configured with a job name (:mod:`iceberg_lineage.hook.process_run`).
+Inside it, every commit and scan of an observed catalog is a RUNNING event of that run and is remembered; the
+run's final event (COMPLETE, or FAIL with an ``errorMessage``) lists every table read and written once, at the
+last snapshot seen. Nested runs carry a ``parent`` facet.
 
 Which run is current: the context variable set by ``run()``; in a thread without one (threads do not inherit
 context variables), the run of the whole process when there is one, else the only open outermost run.
@@ -107,7 +108,7 @@ class OpenRuns:
     def __init__(self) -> None:
         self.context: contextvars.ContextVar[OpenRun | None] = contextvars.ContextVar("iceberg_lineage_run",
                                                                                        default=None)
-        #: The run of the whole process (the child of ``iceberg-lineage run``).
+        #: The run of the whole process (:mod:`iceberg_lineage.hook.process_run`).
         self.process: OpenRun | None = None
         self._roots: list[OpenRun] = []
 
@@ -163,7 +164,7 @@ def run(
     settings = settings or load_settings()
     parent = current_run()
     ref = RunRef(new_run_id(), settings.job.namespace, job_name or default_job_name(),
-                 parent.ref if parent is not None else None)
+                 parent.ref if parent is not None else None, attached="run")
     opened = OpenRun(ref, client, settings)
     opened.emitter.submit(run_event(ref, RunState.START, when=opened.started))
     failure: Failure | None = None

@@ -15,9 +15,8 @@ import signal
 import subprocess
 import sys
 import tempfile
-import traceback
 from pathlib import Path
-from types import ModuleType, TracebackType
+from types import ModuleType
 from typing import Callable, Mapping, Sequence
 
 from openlineage.client.event_v2 import RunState
@@ -25,8 +24,9 @@ from openlineage.client.event_v2 import RunState
 from iceberg_lineage.config import Settings, load_settings
 from iceberg_lineage.delivery.delivery import Delivery
 from iceberg_lineage.delivery.emitter import EMITTERS
-from iceberg_lineage.hook.context import RUNS, OpenRun, default_job_name
+from iceberg_lineage.hook.context import OpenRun, default_job_name
 from iceberg_lineage.hook.journal import Journal, read_journal
+from iceberg_lineage.hook.process_run import adopt
 from iceberg_lineage.hook.reporter import observe_all
 from iceberg_lineage.lineage.runs import Failure, RunRef, new_run_id, now, run_event
 
@@ -51,20 +51,9 @@ def attach_process_run(env: Mapping[str, str]) -> OpenRun | None:
         return None
     settings = load_settings()
     EMITTERS.quiet = True
-    process_run = OpenRun(RunRef(run_id, settings.job.namespace, job_name), None, settings, Journal(journal))
-    RUNS.process = process_run
-    previous_hook = sys.excepthook
-
-    def excepthook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
-        try:
-            process_run.journal.failure(  # type: ignore[union-attr]
-                Failure(f"{kind.__name__}: {value}", "".join(traceback.format_exception(kind, value, tb)))
-            )
-        finally:
-            previous_hook(kind, value, tb)
-
-    sys.excepthook = excepthook
-    return process_run
+    written = Journal(journal)
+    ref = RunRef(run_id, settings.job.namespace, job_name, attached="process")
+    return adopt(OpenRun(ref, None, settings, written), written.failure)
 
 
 def bootstrap(env: Mapping[str, str]) -> None:
@@ -165,7 +154,7 @@ def run_process(
     """
     settings = settings or load_settings()
     delivery = Delivery(EMITTERS.default_client(), settings)
-    ref = RunRef(new_run_id(), settings.job.namespace, job_name or command_job_name(argv))
+    ref = RunRef(new_run_id(), settings.job.namespace, job_name or command_job_name(argv), attached="process")
     delivery.emit(run_event(ref, RunState.START, when=now()))
     with tempfile.TemporaryDirectory(prefix="iceberg-lineage-run-") as tmp:
         journal = Path(tmp) / "journal.jsonl"

@@ -1,8 +1,8 @@
 """Lineage straight from PyIceberg: an OpenLineage reporter for ``scan_reporters``' observer hooks.
 
-Three ways to attach (see the README, "Hook it into PyIceberg"): ``observe(catalog)`` in code; the catalog
-property ``metrics-reporter-impl: openlineage`` once ``scan_reporters.install()`` ran; ``iceberg-lineage run``, which
-observes every catalog the program constructs.
+Three ways to attach (docs/hook.md says which gives one run and which one run per commit): ``observe(catalog)`` in
+code; the catalog property ``metrics-reporter-impl: openlineage`` once ``scan_reporters.install()`` ran;
+``iceberg-lineage run``, which observes every catalog the program constructs.
 
 Cost on the commit path: ``before_commit`` copies each new snapshot to tag it with its ownership
 (:mod:`iceberg_lineage.lineage.tags`: the run that reports it, so the scanner can rebuild that run);
@@ -25,13 +25,14 @@ from iceberg_lineage.delivery.emitter import EMITTERS
 from iceberg_lineage.delivery.webhook import announce
 from iceberg_lineage.hook.context import OpenRun, current_run
 from iceberg_lineage.hook.ledger import LEDGER, LEDGER_STATUSES
+from iceberg_lineage.hook.process_run import configured_run
 from iceberg_lineage.lineage.checks import commit_alert_runs, schema_changed
 from iceberg_lineage.lineage.events import snapshot_run_id
 from iceberg_lineage.lineage.captures import (
     COMMIT_ENGINE, CatalogChange, Commit, FailedCommit, Scan, TableCapture, catalog_events, commit_events,
-    failed_commit_events, scan_events, with_job,
+    failed_commit_events, own_run_event, scan_events,
 )
-from iceberg_lineage.lineage.runs import Failure, new_run_id, now
+from iceberg_lineage.lineage.runs import Attachment, Failure, new_run_id, now
 from iceberg_lineage.lineage.tags import Ownership
 from iceberg_lineage.read.catalogs import catalog_account
 from iceberg_lineage.redact import protect
@@ -45,7 +46,8 @@ if TYPE_CHECKING:
     from scan_reporters import CommitOutcome, ScanOutcome, TableEvent
     from scan_reporters.reports import MetricsReport
 
-#: Reporter option (``metrics-reporter.openlineage.job-name``): the job of commits and scans outside a run.
+#: Reporter option (``metrics-reporter.openlineage.job-name``): the job of the process's run
+#: (:func:`~iceberg_lineage.hook.process_run.configured_run`) that every commit and scan then belongs to.
 JOB_NAME_OPTION = "job-name"
 
 
@@ -87,7 +89,8 @@ class PendingCapture:
     """A capture record and the pure builder of its events, queued as data; ``events`` runs on the emitter's thread.
 
     Inside a run the events become RUNNING events of it, carrying their datasets (the run records them as they are
-    built, so its final event, queued later, lists them); outside, they take ``job_name`` when one was given.
+    built, so its final event, queued later, lists them); outside, with ``attached``, they are runs of their own
+    with the hook's run facets, under ``job_name`` when one was given (:func:`own_run_event`).
     With a ``ledger`` path, the snapshots of a commit whose events were all delivered or spooled are recorded there.
     """
 
@@ -97,12 +100,15 @@ class PendingCapture:
     run: OpenRun | None = None
     job_name: str | None = None
     ledger: str | None = None
+    attached: Attachment | None = None
 
     def events(self) -> list[RunEvent]:
         built = self.build(self.record, self.settings)
         if self.run is not None:
             return [self.run.running(e.inputs or (), e.outputs or ()) for e in built if e.eventType != RunState.START]
-        return [with_job(e, self.job_name) for e in built]
+        if self.attached is None:
+            return list(built)
+        return [own_run_event(e, self.job_name, self.attached) for e in built]
 
     def settled(self, results: Sequence[DeliveryResult]) -> None:
         """Called by the emitter with the outcome of every event: a commit's snapshots enter the ledger only when
@@ -129,8 +135,9 @@ class OpenLineageMetricsReporter:
     """scan_reporters reporter emitting OpenLineage events; entry point ``openlineage``.
 
     Built with no arguments and configured by ``initialize(properties)`` (catalog properties, plus
-    ``metrics-reporter.openlineage.job-name``), or with keyword arguments by :func:`observe`. Every method is
-    exception-safe: a lineage failure never changes the outcome of the user's operation.
+    ``metrics-reporter.openlineage.job-name``, which makes the whole process one run of that job), or with keyword
+    arguments by :func:`observe` (whose ``job_name`` only renames the runs of single commits and scans). Every
+    method is exception-safe: a lineage failure never changes the outcome of the user's operation.
     """
 
     def __init__(self, *, client: OpenLineageClient | None = None, job_name: str | None = None,
@@ -140,9 +147,19 @@ class OpenLineageMetricsReporter:
         self.settings = settings or load_settings()
         self._lock = threading.Lock()
         self._owners: dict[int, Ownership] = {}
+        self.attached: Attachment = "observe"
 
     def initialize(self, properties: Mapping[str, str]) -> None:
         self.job_name = properties.get(JOB_NAME_OPTION) or self.job_name
+        self.attached = "configuration"
+
+    def _run(self) -> OpenRun | None:
+        """The run this operation belongs to: the current one; else, for a reporter configured with a job name, the
+        process's run, opened now (its START marks the process's first commit or scan)."""
+        found = current_run()
+        if found is None and self.attached == "configuration" and self.job_name:
+            found = configured_run(self.job_name, self.client, self.settings)
+        return found
 
     def bind_catalog(self, catalog: Catalog) -> None:
         """Called as the catalog is instrumented: a Glue catalog's account (its tables' ARN) is asked of STS now,
@@ -157,14 +174,15 @@ class OpenLineageMetricsReporter:
             run.emitter.submit(PendingCapture(build, record, self.settings, run=run, ledger=ledger))
             return
         emitter = EMITTERS.emitter_for(self.client, self.settings)
-        emitter.submit(PendingCapture(build, record, self.settings, job_name=self.job_name, ledger=ledger))
+        emitter.submit(PendingCapture(build, record, self.settings, job_name=self.job_name, ledger=ledger,
+                                      attached=self.attached))
 
     def report(self, report: MetricsReport) -> None:
         """ScanReports and CommitReports arrive through ``after_scan``/``after_commit`` with more context."""
 
     def before_commit(self, table: Table, updates: tuple[Any, ...]) -> tuple[Any, ...]:
         """Decide who reports each new snapshot (kept across retries: snapshot ids are stable) and tag it so."""
-        run = current_run()
+        run = self._run()
         with self._lock:
             added = _added_snapshots(updates)
             for snapshot in added:  # a retry keeps the owner decided first
@@ -186,7 +204,7 @@ class OpenLineageMetricsReporter:
     def after_commit(self, outcome: CommitOutcome) -> None:
         with self._lock:
             owners = {sid: self._owners.pop(sid) for sid in outcome.added_snapshot_ids if sid in self._owners}
-        run = current_run()
+        run = self._run()
         if outcome.error is not None:
             if run is None:  # inside a run, the exception fails the run if the user lets it through
                 base = outcome.base_metadata
@@ -213,7 +231,7 @@ class OpenLineageMetricsReporter:
         table = outcome.table
         scan = Scan(TableCapture(table.catalog, tuple(table.name()), table.metadata, table.metadata_location),
                     outcome.snapshot_id, outcome)
-        self._submit(current_run(), scan_events, scan)
+        self._submit(self._run(), scan_events, scan)
 
     def on_table_event(self, event: TableEvent) -> None:
         if event.metadata is None:
@@ -225,7 +243,7 @@ class OpenLineageMetricsReporter:
                        event.metadata, event.metadata_location),
             event.identifier if renamed else None, now(),
         )
-        self._submit(current_run(), catalog_events, change)
+        self._submit(self._run(), catalog_events, change)
 
     def close(self) -> None:
         """Events already queued are still delivered (the emitter is shared and flushed at exit)."""

@@ -20,7 +20,7 @@ from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run as
 from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage import events as ev
 from iceberg_lineage.lineage import facets as fb
-from iceberg_lineage.lineage.runs import Failure, new_run_id, now
+from iceberg_lineage.lineage.runs import Attachment, Failure, hook_run_facets, new_run_id, now
 from iceberg_lineage.lineage.tags import Ownership
 from iceberg_lineage.read.source import LoadedTable, load_table_object
 from iceberg_lineage.stats import snapshot_stats
@@ -112,11 +112,14 @@ class CatalogChange:
 # -- events (pure, given the captures) ---------------------------------------------------------------------------------
 
 
-def with_job(event: RunEvent, job_name: str | None) -> RunEvent:
-    """The event under another job name (``observe(job_name=...)``), job facets kept."""
+def own_run_event(event: RunEvent, job_name: str | None, attached: Attachment) -> RunEvent:
+    """An event of a run of its own (a snapshot's, a scan's...) as the hook sends it outside a run context: with the
+    hook's run facets (:func:`~iceberg_lineage.lineage.runs.hook_run_facets`; an engine the snapshot names itself
+    is kept), under another job name when one is given (``observe(job_name=...)``), job facets kept."""
+    run = attr.evolve(event.run, facets={**hook_run_facets(attached), **(event.run.facets or {})})
     if job_name is None:
-        return event
-    return attr.evolve(event, job=Job(namespace=event.job.namespace, name=job_name, facets=event.job.facets))
+        return attr.evolve(event, run=run)
+    return attr.evolve(event, run=run, job=Job(namespace=event.job.namespace, name=job_name, facets=event.job.facets))
 
 
 def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:

@@ -6,10 +6,10 @@ import datetime as dt
 import traceback
 import uuid
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run as OLRun, RunEvent, RunState
-from openlineage.client.facet_v2 import error_message_run, parent_run, processing_engine_run
+from openlineage.client.facet_v2 import error_message_run, parent_run, processing_engine_run, tags_run
 from openlineage.client.uuid import generate_new_uuid
 
 from iceberg_lineage._version import __version__
@@ -25,14 +25,33 @@ def now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
+#: How the hook was attached to the process that made a run: ``process`` (``iceberg-lineage run``),
+#: ``configuration`` (``metrics-reporter-impl: openlineage`` in the catalog's properties), ``run`` (a run context in
+#: code), ``observe`` (``observe(catalog)``, outside a run context).
+Attachment = Literal["process", "configuration", "run", "observe"]
+#: The key of the run tag naming the :data:`Attachment` (openlineage-python's client adds its own tags beside it).
+HOOK_TAG = "iceberg-lineage.hook"
+#: The ``source`` of the tags this project sets.
+TAG_SOURCE = "INTEGRATION"
+
+
+def hook_run_facets(attached: Attachment) -> dict[str, Any]:
+    """The run facets of every run the hook reports, whichever way it was attached: the engine (PyIceberg, at the
+    version installed) and a ``tags`` facet saying how the hook came to report it."""
+    tag = tags_run.TagsRunFacetFields(key=HOOK_TAG, value=attached, source=TAG_SOURCE)
+    return {"processing_engine": _engine_facet(), "tags": tags_run.TagsRunFacet(tags=[tag], producer=fb.PRODUCER)}
+
+
 @dataclass(frozen=True)
 class RunRef:
-    """Who a run is: its id, its job, and the run it is nested in."""
+    """Who a run is: its id, its job, the run it is nested in, and how the hook was attached (None: not a hook's
+    run, e.g. the scanner's)."""
 
     run_id: str
     job_namespace: str
     job_name: str
     parent: RunRef | None = None
+    attached: Attachment | None = None
 
     @property
     def root(self) -> RunRef:
@@ -42,7 +61,7 @@ class RunRef:
         return Job(namespace=self.job_namespace, name=self.job_name, facets={"jobType": fb.job_type_facet("JOB")})
 
     def run_facets(self) -> dict[str, Any]:
-        facets: dict[str, Any] = {"processing_engine": _engine_facet()}
+        facets = hook_run_facets(self.attached) if self.attached else {"processing_engine": _engine_facet()}
         if self.parent is not None:
             facets["parent"] = parent_facet(self.parent)
         return facets

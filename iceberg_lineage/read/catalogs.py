@@ -1,4 +1,5 @@
-"""Loading catalogs: PyIceberg's configured catalogs, the embedded default one, and one loaded catalog per process.
+"""Loading catalogs: PyIceberg's configured catalogs, the embedded default one (only when asked for by name), and one
+loaded catalog per process.
 
 A scan names catalogs by :class:`CatalogSpec` (name + properties), which pickles: a worker process or a Dask worker
 loads the catalog itself, once, from the spec. A Glue catalog's AWS account, which names its tables' ARNs, is resolved
@@ -14,17 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
-from iceberg_lineage.errors import CatalogError, ConfigError
+from iceberg_lineage.errors import CatalogError, ConfigError, IcebergLineageError
+from iceberg_lineage.read.pyiceberg_config import DEFAULT_CATALOG, load_pyiceberg_config
 from iceberg_lineage.redact import scrub
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
     from pyiceberg.catalog.glue import GlueCatalog
     from pyiceberg.catalog.sql import SqlCatalog
-    from pyiceberg.utils.config import Config
 
-#: Name of the embedded default catalog (SQLite under ./warehouse) used when none is configured.
-DEFAULT_CATALOG = "default"
 #: Where the embedded default catalog keeps its SQLite file and its tables.
 WAREHOUSE = Path("warehouse")
 
@@ -184,50 +183,49 @@ def _coerced(properties: Iterable[tuple[str, str]]) -> dict[str, Any]:
 def configured_catalogs(names: Sequence[str] = ()) -> tuple[CatalogSpec, ...]:
     """Catalogs from PyIceberg's configuration (``.pyiceberg.yaml``, ``PYICEBERG_CATALOG__*``), all or ``names``.
 
-    With no catalog configured at all, the embedded default: SQLite in ``./warehouse/catalog.db``; so is
-    ``default`` when no catalog of that name is configured.
+    ``default``, asked for by name and not configured, is the embedded catalog (created if need be); it is never
+    found otherwise: no catalog configured is a :class:`ConfigError` saying where they were looked for.
     """
-    config = pyiceberg_config()
-    known = config.get_known_catalogs()
-    if not known:
-        unknown = [n for n in names if n != DEFAULT_CATALOG]
-        if unknown:
-            raise ConfigError(f"no PyIceberg catalog named {', '.join(unknown)} (none is configured)")
-        return (embedded_catalog(),)
+    config = load_pyiceberg_config()
+    known = config.catalogs
     wanted = list(dict.fromkeys(n.lower() for n in names)) or known
+    if not wanted:
+        raise config.none_configured()
     missing = [n for n in wanted if n not in known and n != DEFAULT_CATALOG]
     if missing:
-        raise ConfigError(f"no PyIceberg catalog named {', '.join(missing)}; configured: {', '.join(sorted(known))}")
-    return tuple(CatalogSpec.of(n, _flat(config.get_catalog_config(n) or {})) if n in known else embedded_catalog()
+        raise config.unknown(missing)
+    return tuple(CatalogSpec.of(n, _flat(config.checked(n))) if n in known else embedded_catalog()
                  for n in wanted)
-
-
-def pyiceberg_config() -> Config:
-    """PyIceberg's configuration (``~/.pyiceberg.yaml``, ``PYICEBERG_HOME``, ``PYICEBERG_*``); an unreadable file is
-    a configuration error naming it, not a traceback."""
-    import yaml
-    from pyiceberg.utils.config import Config
-
-    try:
-        return Config()
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise ConfigError(f"cannot read the PyIceberg configuration: {reason}", file=exc.filename) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"the PyIceberg configuration is not valid YAML: {' '.join(str(exc).split())}") from None
 
 
 def catalog_config(name: str) -> Mapping[str, Any]:
     """The configuration of the catalog ``name``. ``default``, when no catalog of that name is configured, is the
     embedded default catalog, as a scan finds it; reading a table creates nothing, so it must exist already."""
-    config = pyiceberg_config().get_catalog_config(name)
-    if config is not None or name.lower() != DEFAULT_CATALOG:
-        return config or {}
+    config = load_pyiceberg_config()
+    if config.catalog(name) is not None:
+        return config.checked(name)
+    if name.lower() != DEFAULT_CATALOG:
+        raise config.unknown([name])
     database = WAREHOUSE.resolve() / "catalog.db"
     if not database.is_file():
         raise ConfigError(f"no catalog named {DEFAULT_CATALOG!r} is configured, and there is no embedded default "
                           f"catalog at {database} (`make run` creates one)")
     return {"type": "sql", **embedded_properties()}
+
+
+def catalog_unreachable(spec: CatalogSpec) -> str | None:
+    """Why a catalog cannot be used, found by loading it and listing its namespaces (``config --check``); ``None``
+    when it answers. A SQLite file that does not exist is not created (SQLAlchemy would)."""
+    uri = dict(spec.properties).get("uri", "")
+    if uri.startswith("sqlite:///") and ":memory:" not in uri and not Path(uri[len("sqlite:///"):]).is_file():
+        return f"catalog {spec.name}: no SQLite database at {uri[len('sqlite:///'):]}"
+    try:
+        spec.load().list_namespaces()
+    except IcebergLineageError as exc:
+        return f"catalog {spec.name}: {exc.reason}"
+    except Exception as exc:  # noqa: BLE001 - whatever the catalog's client raises
+        return f"catalog {spec.name}: cannot list its namespaces: {one_line(exc)}"
+    return None
 
 
 def embedded_properties(root: Path = WAREHOUSE) -> dict[str, str]:

@@ -1,5 +1,6 @@
-"""``--catalog default`` in ``stats`` and ``events``: the embedded default catalog (``./warehouse/catalog.db``, what
-``make run`` fills) when no catalog of that name is configured, as ``scan`` does; a configured ``default`` wins."""
+"""``--catalog default`` in ``stats``, ``events`` and ``scan``: the embedded default catalog (``./warehouse/catalog.db``,
+what ``make run`` fills), used only when asked for by name and no catalog of that name is configured; a configured
+``default`` wins. (Without any catalog configured and none named, commands stop: tests/cli/test_config_errors.py.)"""
 from __future__ import annotations
 
 import json

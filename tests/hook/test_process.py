@@ -1,15 +1,16 @@
-"""``iceberg-lineage run`` on an unmodified script, and attaching by catalog configuration (real subprocesses)."""
+"""``iceberg-lineage run`` on an unmodified script, and attaching by catalog properties (real subprocesses; the
+``.pyiceberg.yaml`` configuration is in test_configured_run)."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from tests.support.hook import SCHEMA, inputs, outputs, read_events, rows, table_of, tags_in_metadata, valid, version
-from pyiceberg.catalog.sql import SqlCatalog
+from tests.support.hook import (
+    assert_hook_facets, inputs, outputs, read_events, rows, table_of, tags_in_metadata, valid, version,
+)
 
 ETL = """
 import os, sys
@@ -32,21 +33,10 @@ if mode == "kill":
 
 
 @pytest.fixture
-def lake(tmp_path):
-    """Catalog ``lake``: db.a with two snapshots, empty db.b; etl.py reads a's first snapshot into b."""
-    warehouse = tmp_path / "warehouse"
-    warehouse.mkdir()
-    props = {"uri": f"sqlite:///{tmp_path}/lake.db", "warehouse": f"file://{warehouse}"}
-    catalog = SqlCatalog("lake", **props)
-    catalog.create_namespace("db")
-    a = catalog.create_table("db.a", SCHEMA)
-    a.append(rows(1, 2))
-    a.append(rows(3))
-    catalog.create_table("db.b", SCHEMA)
+def lake(lake, tmp_path):
+    """The hook suites' ``lake``, with etl.py reading a's first snapshot into b."""
     (tmp_path / "etl.py").write_text(ETL)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "ICEBERG_LINEAGE", "PYICEBERG"))}
-    env.update(LAKE_URI=props["uri"], LAKE_WAREHOUSE=props["warehouse"])
-    return catalog, env
+    return lake
 
 
 def run_cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
@@ -72,6 +62,7 @@ def test_read_a_write_b_script_is_one_run(lake, collector, tmp_path):
     assert [(table_of(d), version(d)) for d in outputs(final)] == [("db.b", written)]
     assert final["outputs"][0]["outputFacets"]["icebergCommitReport"]["commitMetrics"]["addedRecords"] == 2
     assert tags_in_metadata(b) == {written: final["run"]["runId"]}
+    assert_hook_facets(events, "process")
 
     from iceberg_lineage.config import Settings
     from iceberg_lineage.read.catalogs import CatalogSpec
@@ -117,33 +108,6 @@ def test_default_file_transport_and_existing_sitecustomize(lake, tmp_path):
     assert done.stderr.count("appending events to .iceberg-lineage/events.jsonl") == 1
     events = valid(read_events(tmp_path / ".iceberg-lineage" / "events.jsonl"))
     assert [(e["eventType"], e["job"]["name"]) for e in events] == [("START", "show"), ("COMPLETE", "show")]
-
-
-def test_catalog_property_in_pyiceberg_yaml_after_install(lake, collector, tmp_path):
-    catalog, env = lake
-    (tmp_path / ".pyiceberg.yaml").write_text(textwrap.dedent(f"""\
-        catalog:
-          lake:
-            type: sql
-            uri: {catalog.properties["uri"]}
-            warehouse: {catalog.properties["warehouse"]}
-            metrics-reporter-impl: openlineage
-            metrics-reporter.openlineage.job-name: from_yaml
-        """))
-    script = tmp_path / "configured.py"
-    script.write_text(textwrap.dedent("""\
-        import scan_reporters
-        scan_reporters.install()
-        from pyiceberg.catalog import load_catalog
-        load_catalog("lake").load_table("db.b").append(load_catalog("lake").load_table("db.a").scan().to_arrow())
-        """))
-    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          env={**env, "PYICEBERG_HOME": str(tmp_path), "OPENLINEAGE_URL": collector.url})
-    assert done.returncode == 0, done.stderr
-    events = valid(collector.bodies)
-    assert [(e["eventType"], e["job"]["name"]) for e in events] == [("START", "from_yaml"), ("COMPLETE", "from_yaml")] * 2
-    assert [table_of(d) for d in inputs(events[1])] == ["db.a"]
-    assert [table_of(d) for d in outputs(events[3])] == ["db.b"]
 
 
 def test_catalog_property_as_load_catalog_argument(lake, tmp_path):

@@ -1,4 +1,4 @@
-"""Which catalogs a scan walks: PyIceberg's configuration, else the embedded default under ./warehouse."""
+"""Which catalogs a scan walks: PyIceberg's configuration; the embedded default under ./warehouse only by name."""
 from __future__ import annotations
 
 import pytest
@@ -8,13 +8,17 @@ from iceberg_lineage.read.catalogs import DEFAULT_CATALOG, configured_catalogs
 from iceberg_lineage.scan.discovery import TableFilter
 
 
-def test_no_configuration_means_the_embedded_default(tmp_path):
-    [spec] = configured_catalogs()
+def test_no_configuration_is_an_error_and_the_embedded_default_is_asked_for_by_name(tmp_path):
+    with pytest.raises(ConfigError, match="no PyIceberg catalog is configured: looked for "
+                                          f"{tmp_path}/home/.pyiceberg.yaml, {tmp_path}/.pyiceberg.yaml"):
+        configured_catalogs()
+    assert not (tmp_path / "warehouse").exists()
+    [spec] = configured_catalogs([DEFAULT_CATALOG])
     props = dict(spec.properties)
     assert spec.name == DEFAULT_CATALOG and props["type"] == "sql"
     assert props["uri"] == f"sqlite:///{tmp_path}/warehouse/catalog.db"
-    assert configured_catalogs([DEFAULT_CATALOG]) == (spec,)
-    with pytest.raises(ConfigError, match="glue"):
+    assert (tmp_path / "warehouse").is_dir()
+    with pytest.raises(ConfigError, match="no PyIceberg catalog named glue; none is configured"):
         configured_catalogs(["glue"])
 
 

@@ -16,7 +16,8 @@ def error_lines(stderr: str) -> list[str]:
 def test_state_path_that_is_a_directory(tmp_path, dry_run):
     state = tmp_path / "state-dir"
     state.mkdir()
-    result = CliRunner().invoke(main, ["scan", "--state", str(state), *(["--dry-run"] if dry_run else [])])
+    result = CliRunner().invoke(main, ["scan", "--catalog", "default", "--state", str(state),
+                                       *(["--dry-run"] if dry_run else [])])
     assert result.exit_code == 2
     assert error_lines(result.stderr) == [f"iceberg-lineage: error: file {state}: is a directory, not a state file"]
 
@@ -25,7 +26,8 @@ def test_state_path_that_is_a_directory(tmp_path, dry_run):
 def test_garbage_state_file(tmp_path, dry_run):
     state = tmp_path / "state.db"
     state.write_bytes(b"this is no SQLite database\n" * 200)
-    result = CliRunner().invoke(main, ["scan", "--state", str(state), *(["--dry-run"] if dry_run else [])])
+    result = CliRunner().invoke(main, ["scan", "--catalog", "default", "--state", str(state),
+                                       *(["--dry-run"] if dry_run else [])])
     assert result.exit_code == 2
     assert error_lines(result.stderr) == [
         f"iceberg-lineage: error: file {state}: cannot open the state file (file is not a database)"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import threading
+from importlib.metadata import version as installed
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +98,17 @@ def tags_in_metadata(table: Any) -> dict[int, str | None]:
     """Snapshot id -> ``iceberg-lineage.run-id`` as written in the table's current metadata.json."""
     doc = json.loads(Path(table.metadata_location.removeprefix("file://")).read_text())
     return {s["snapshot-id"]: s["summary"].get("iceberg-lineage.run-id") for s in doc.get("snapshots", [])}
+
+
+def run_tags(event: dict[str, Any]) -> dict[str, str]:
+    return {t["key"]: t["value"] for t in event["run"]["facets"]["tags"]["tags"]}
+
+
+def assert_hook_facets(events: list[dict[str, Any]], attached: str) -> None:
+    """Every event names PyIceberg at the installed version, and tags how the hook was attached (beside the tag
+    openlineage-python's client adds, with its installed version)."""
+    for event in events:
+        engine = event["run"]["facets"]["processing_engine"]
+        assert (engine["name"], engine["version"]) == ("pyiceberg", installed("pyiceberg"))
+        assert run_tags(event) == {"iceberg-lineage.hook": attached,
+                                   "openlineage_client_version": installed("openlineage-python")}
