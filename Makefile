@@ -15,6 +15,24 @@ $(STAMP): pyproject.toml constraints.txt
 
 venv: $(STAMP)
 
+# `make run`: the core install (the CLI, the walker, the hook, the scanner, the demo) in a venv of its own, without
+# the test extras, saying what it does while it installs.
+RUN_VENV := .venv-run
+RUN_STAMP := $(RUN_VENV)/.installed
+
+$(RUN_STAMP): pyproject.toml constraints.txt
+	@echo "make run: creating $(RUN_VENV), a virtualenv with the core install only (no test extras)"
+	$(PYTHON) -m venv $(RUN_VENV)
+	@echo "make run: installing iceberg-lineage and its core dependencies (pyiceberg, pyarrow, openlineage-python, ...)"
+	$(RUN_VENV)/bin/python -m pip install --disable-pip-version-check --progress-bar off -c constraints.txt -e .
+	@echo "make run: installed into $(RUN_VENV) ($$(du -sh $(RUN_VENV) | cut -f1))"
+	touch $@
+
+# The core's wheels and the build backend's, for tests/package/test_wheel.py: it installs the built wheel into a
+# fresh venv offline (`pip install --no-index --find-links $(WHEELHOUSE)`). Filled once by `make provision`.
+WHEELHOUSE := .cache/wheelhouse
+WHEELHOUSE_STAMP := $(WHEELHOUSE)/.filled
+
 # Real engines for tests/engines (issue 13): each component is provisioned once into $(INTEROP), beside .venv;
 # a warm run only checks stamp files. A component that cannot be provisioned leaves $(INTEROP)/<name>.error with
 # the reason: the tests that need it are skipped with that line, or fail under CI=true.
@@ -231,11 +249,21 @@ $(MARQUEZ_STAMP):
 		     || { apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql; }; } \
 		&& touch $@)
 
+$(WHEELHOUSE_STAMP): pyproject.toml constraints.txt
+	mkdir -p $(INTEROP)
+	$(call provisioned,wheelhouse,rm -rf $(WHEELHOUSE) && mkdir -p $(WHEELHOUSE) \
+		&& $(PYTHON) -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"], sep="\n")' \
+		   > $(WHEELHOUSE)/core-requirements.txt \
+		&& $(PYTHON) -m pip wheel --quiet --disable-pip-version-check -c constraints.txt -w $(WHEELHOUSE) \
+		   -r $(WHEELHOUSE)/core-requirements.txt setuptools wheel && touch $@)
+
+provision: $(WHEELHOUSE_STAMP)
 provision: $(INTEROP_WHEELS) $(ICEBERG_JAR) sqlite-jdbc chromium $(HADOOP_AWS_JAR) $(SAIL_STAMP) $(KAFKA_STAMP) $(OPENLINEAGE_SPARK_JAR) $(OPENMETADATA_STAMP) $(DATAHUB_STAMP) $(OPENLINEAGE_MIN_STAMP) flink trino \
 	$(MARQUEZ_STAMP)
 
-run: $(STAMP)
-	$(PY) -m iceberg_lineage.demo
+run: $(RUN_STAMP)
+	@echo "make run: writing the demo tables into ./warehouse and scanning them"
+	$(RUN_VENV)/bin/python -m iceberg_lineage.demo
 
 test: $(STAMP) provision
 	$(PY) -m pytest -q -p no:cacheprovider
@@ -250,4 +278,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/hook_overhead.py
 
 clean:
-	rm -rf $(VENV) warehouse .iceberg-lineage .cache
+	rm -rf $(VENV) $(RUN_VENV) warehouse .iceberg-lineage .cache

@@ -21,7 +21,8 @@ from tests.support.load import LoadResult, hook_load, scan_load
 
 def _in_temp_dir(workload: str, size: dict[str, int]) -> LoadResult:
     with tempfile.TemporaryDirectory(prefix=f"iceberg-lineage-load-{workload}-") as root:
-        os.chdir(root)  # the hook's spool defaults to ./.iceberg-lineage/spool
+        os.chdir(root)
+        os.environ["XDG_STATE_HOME"] = root  # the hook's spool defaults to the per-user state folder: keep it here
         if workload == "hook":
             return hook_load(Path(root), size["threads"], size["commits"])
         return scan_load(Path(root), size["tables"])

@@ -1,9 +1,9 @@
 """The package's import graph follows the layer order, read with ``ast`` (imports inside functions count too).
 
-base (config, errors, redact, printable, times, _version) <- read <- stats <- quality <- lineage <- delivery <- state
-<- entry points (hook, scan, ...) <- cli, notebook <- demo. Entry points do not import each other; ``scan_reporters``
-never imports ``iceberg_lineage``; there is no import cycle among modules, not even inside a package (lazy imports
-and ``TYPE_CHECKING`` imports count).
+base (config, errors, redact, printable, times, _version, extras) <- read <- stats <- quality <- lineage <- delivery
+<- state <- entry points (hook, scan, ...) <- api, cli, notebook <- demo. Entry points do not import each other;
+``scan_reporters`` never imports ``iceberg_lineage``; there is no import cycle among modules, not even inside a
+package (lazy imports and ``TYPE_CHECKING`` imports count).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ PACKAGE = "iceberg_lineage"
 
 #: Layer of each top-level part of the package; a module may import its own layer and those below.
 LAYERS: dict[str, int] = {
-    "_version": 0, "errors": 0, "redact": 0, "config": 0, "printable": 0, "times": 0, "jsontypes": 0,
+    "_version": 0, "errors": 0, "redact": 0, "config": 0, "printable": 0, "times": 0, "jsontypes": 0, "extras": 0,
     "read": 1,
     "stats": 2,
     "quality": 3,
@@ -25,7 +25,7 @@ LAYERS: dict[str, int] = {
     "delivery": 5,
     "state": 6,
     "hook": 7, "scan": 7, "proxy": 7, "checks": 7, "jobs": 7,
-    "cli": 8, "notebook": 8, "_bootstrap": 8,
+    "api": 8, "cli": 8, "notebook": 8, "_bootstrap": 8,
     "demo": 9,
     "__init__": 10,
 }

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterator, Sequence
 
+from iceberg_lineage.checks.gaps import counts_gaps
 from iceberg_lineage.config import ColumnSelection, Settings
 from iceberg_lineage.errors import IcebergLineageError
 from iceberg_lineage.lineage.checks import checks_run_event, rules_for
@@ -107,8 +108,20 @@ def check_snapshot(table: LoadedTable, rules: RuleSet, settings: Settings, snaps
         inputs = replace(inputs, stats=stats, partition_records=stats.partition_records)
         for i in deeper:
             found[i] = evaluate_rule(rules.rules[i], inputs)
+    unknown = _unknown_counts(found, rules, inputs)
+    if unknown and sid is not None:
+        inputs = replace(inputs, counts_gaps=counts_gaps(table, sid, unknown))
+        found = [evaluate_rule(rule, inputs) if rule.kind == "null_fraction" else f
+                 for rule, f in zip(rules.rules, found)]
     return TableCheck(table.display_name, sid, tuple(a for f in found for a in f), stats.depth if stats else None,
                       loaded=table, stats=stats)
+
+
+def _unknown_counts(found: list[list[Assertion]], rules: RuleSet, inputs: CheckInputs) -> dict[str, int]:
+    """The columns whose counts ``null_fraction`` found unknown, with their field ids: their cause is looked up."""
+    ids = {name: f.id for name, f in inputs.schema.columns()}
+    return {a.column: ids[a.column] for rule, assertions in zip(rules.rules, found) if rule.kind == "null_fraction"
+            for a in assertions if a.unknown and a.column in ids}
 
 
 def check_table(ref: TableRef, settings: Settings, *, snapshot_id: int | None = None, config: ChecksConfig | None = None,

@@ -87,7 +87,7 @@ def _results(metadata, catalog, table, namespaces, snapshot, relocate, settings,
 
 
 _COLUMNS = ("rule", "column", "severity", "result", "expected", "actual")
-_STYLES = {"fail": "red", "unknown": "red", "pass": "green", "n/a": "dim"}
+_STYLES = {"fail": "red", "warn": "yellow", "unknown": "red", "pass": "green", "n/a": "dim"}
 
 
 def _row(r: Any, a: Any) -> dict[str, Any]:
@@ -95,8 +95,8 @@ def _row(r: Any, a: Any) -> dict[str, Any]:
 
 
 def _print(results: list, fmt: str) -> None:
-    """JSON: one object per assertion. Text: a table per table checked, failures in red (error severity) or yellow
-    (warnings)."""
+    """JSON: one object per assertion. Text: a table per table checked, FAIL in red (error severity), WARN in yellow
+    (a failed warn-severity rule: the gate stays open), UNKNOWN in red or yellow by severity."""
     for r in results:
         if r.error is not None:
             click.echo(f"iceberg-lineage: error: {printable(r.error)}", err=True)
@@ -117,7 +117,7 @@ def _print(results: list, fmt: str) -> None:
         for heading in _COLUMNS:
             grid.add_column(heading)
         for a in r.assertions:
-            style = _STYLES[a.status] if a.severity == "error" or a.success else "yellow"
+            style = "yellow" if a.status == "unknown" and not a.blocks else _STYLES[a.status]
             cells = (a.name, a.column or "", a.severity, a.status.upper(), a.expected, a.actual)
             grid.add_row(*(markup_safe(c) for c in cells), style=style)
         console.print(grid)

@@ -9,11 +9,14 @@ Exit codes: 0 printed (and, with ``--check``, everything reached); 1 a catalog o
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from iceberg_lineage.cli.common import EXIT_OK, EXIT_TABLE_FAILED, default_format, profile_option, run_guarded
+
+if TYPE_CHECKING:
+    from iceberg_lineage.config import Settings
 
 MASK = "***"
 
@@ -30,8 +33,10 @@ def config_command(fmt: str | None, check: bool, profile: str | None, debug: boo
     """Show the effective configuration and where each value came from."""
 
     def body() -> int:
+        from iceberg_lineage.config import load_settings
+
         report = effective({"consumer.profile": profile})
-        problems = unreachable() if check else []
+        problems = unreachable(load_settings({"consumer.profile": profile})) if check else []
         if check:
             report["check"] = {"unreachable": problems}
         click.echo(json.dumps(report, indent=2) if (fmt or default_format()) == "json" else _text(report))
@@ -54,11 +59,11 @@ def effective(flags: dict[str, Any]) -> dict[str, Any]:
             value = getattr(value, part)
         shown = MASK if decl.secret and value else _plain(value)
         rows.append({"key": key, "value": shown, "source": str(origins.get(key, "default"))})
-    return {"settings": rows, "catalogs": _catalogs(), "transport": _transport(),
+    return {"settings": rows, "catalogs": _catalogs(), "transport": _transport(settings),
             "state": settings.state.path, "spool": settings.spool.path}
 
 
-def unreachable() -> list[str]:
+def unreachable(settings: Settings) -> list[str]:
     """One line per catalog or endpoint that cannot be reached; no catalog at all is a configuration error."""
     from iceberg_lineage.delivery.client import disabled, make_client, openlineage_configured
     from iceberg_lineage.delivery.reach import probes, writable_folder
@@ -68,11 +73,7 @@ def unreachable() -> list[str]:
     if disabled():
         return problems
     if not openlineage_configured():
-        from pathlib import Path
-
-        from iceberg_lineage.config import DEFAULT_EVENTS_PATH
-
-        return problems + [p for p in [writable_folder(Path(DEFAULT_EVENTS_PATH).parent)] if p is not None]
+        return problems + [p for p in [writable_folder(settings.state.events_path.parent)] if p is not None]
     client = make_client()
     checks = probes(client.transport)
     client.close()
@@ -97,13 +98,12 @@ def _catalogs() -> list[dict[str, str]]:
     return [{"name": name, "source": config.source(name)} for name in config.catalogs]
 
 
-def _transport() -> str:
+def _transport(settings: Settings) -> str:
     """Where events would go, without building a default file transport (which would create its folder)."""
-    from iceberg_lineage.config import DEFAULT_EVENTS_PATH
     from iceberg_lineage.delivery.client import describe_transport, disabled, make_client, openlineage_configured
 
     if not (disabled() or openlineage_configured()):
-        return f"file {DEFAULT_EVENTS_PATH} (no OpenLineage transport configured)"
+        return f"file {settings.state.events_path} (no OpenLineage transport configured)"
     client = make_client()
     try:
         return describe_transport(client)

@@ -1,5 +1,7 @@
 """The ``events`` command: OpenLineage events of a table's snapshots, as JSON Lines on stdout or sent with
-``--emit`` through :class:`~iceberg_lineage.delivery.delivery.Delivery`, the one delivery path."""
+``--emit`` through :class:`~iceberg_lineage.delivery.delivery.Delivery`, the one delivery path. Printed events are
+those ``--emit`` would send (:func:`~iceberg_lineage.delivery.preview.as_sent`): shaped for the consumer profile and
+prepared by the OpenLineage client."""
 from __future__ import annotations
 
 from typing import Any
@@ -30,9 +32,10 @@ def events_command(metadata, catalog, table, snapshot, all_snapshots, relocate, 
         events = build_events(loaded, settings, snapshot, all_snapshots, dataset_events)
         if emit:
             return send(events, settings)
+        from iceberg_lineage.delivery.preview import as_sent
         from iceberg_lineage.lineage.serde import to_json
 
-        for event in events:
+        for event in as_sent(events, settings):  # what is printed is what --emit sends
             click.echo(to_json(event))
         return EXIT_OK
 

@@ -25,7 +25,8 @@ _PIPE_WIDTH = 200
 @click.command("jobs")
 @click.option("--events", "events", multiple=True, metavar="FILE",
               help="OpenLineage events, JSON Lines, plain or gzip; '-' for stdin; repeatable "
-                   "(default: ./.iceberg-lineage/events.jsonl, the embedded file transport's).")
+                   "(default: events.jsonl beside state.path, in the per-user state folder: the embedded file "
+                   "transport's).")
 @click.option("--since", metavar="AGE|TIME", callback=parsed_by(parse_since),
               help="Only events since then: 7d, 12h, 30m, 90s, 2w, or an ISO 8601 time.")
 @click.option("--job", "job_globs", multiple=True, metavar="GLOB",

@@ -73,6 +73,9 @@ def proxy_command(upstream: str | None, listen: str | None, public_uri: str | No
         import logging
 
         from iceberg_lineage.config import load_settings
+        from iceberg_lineage.extras import require
+
+        require("the REST bridge", "aiohttp")
         from iceberg_lineage.proxy import serve
         from iceberg_lineage.proxy.server import default_announce
 

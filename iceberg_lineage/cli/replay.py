@@ -15,6 +15,7 @@ import click
 
 from iceberg_lineage.cli.common import EXIT_OK, EXIT_TABLE_FAILED, debug_option, default_format, run_guarded
 from iceberg_lineage.errors import ConfigError
+from iceberg_lineage.state.adopt import adopt_legacy_state
 
 if TYPE_CHECKING:
     from iceberg_lineage.config import Settings
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 @click.command("replay")
 @click.option("--spool", "spool_path", metavar="PATH",
-              help="Spool directory (default: the spool.path setting, ./.iceberg-lineage/spool).")
+              help="Spool directory (default: the spool.path setting, <user state dir>/spool).")
 @click.option("--list", "list_quarantine", is_flag=True,
               help="Show the quarantine (events rejected spool.max_rejections times) and send nothing.")
 @click.option("--retry-quarantined", is_flag=True,
@@ -46,6 +47,9 @@ def replay_command(spool_path: str | None, list_quarantine: bool, retry_quaranti
         if spool_path is not None and not Path(spool_path).exists():
             raise ConfigError("no spool directory here", file=spool_path)
         settings = load_settings({"spool.path": spool_path})
+        adopted = adopt_legacy_state(settings)  # an old ./.iceberg-lineage/spool is replayed from its new place
+        if adopted is not None:
+            click.echo(f"iceberg-lineage: {adopted}", err=True)
         path = Path(settings.spool.path)
         if path.exists() and not path.is_dir():
             raise ConfigError("not a directory", file=str(path))
@@ -77,7 +81,8 @@ def _replay(settings: Settings, retry_quarantined: bool) -> int:
         if retry_quarantined and not disabled():  # disabled: replay refuses, so leave the quarantine as it is
             with Spool(settings.spool.path) as spool, spool.replay_lock():
                 put_back = f"{spool.retry_quarantined()} put back from the quarantine; "
-        result = replay(settings.spool.path, client, max_rejections=settings.spool.max_rejections)
+        result = replay(settings.spool.path, client, max_rejections=settings.spool.max_rejections,
+                        deadline_s=settings.delivery.request_deadline_s)
     finally:
         client.close()
     quarantined = ""

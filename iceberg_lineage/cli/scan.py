@@ -2,7 +2,8 @@
 on stderr.
 
 Exit codes: 0 all well; 1 some tables (or namespaces, or deliveries) failed, or the server rejected an event; 2 usage,
-configuration or lock error; 3 the work was done and events wait in the spool for ``replay`` (``docs/exit-codes.md``).
+configuration or lock error, or a destination other than the one the tables' events went to (until
+``--new-destination``); 3 the work was done and events wait in the spool for ``replay`` (``docs/exit-codes.md``).
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from iceberg_lineage.times import epoch_ms, parse_since
               help="Only this namespace and those below it (dotted; repeatable).")
 @click.option("--table", "tables", multiple=True, metavar="GLOB", help="Only tables whose NS.TABLE matches.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip tables whose NS.TABLE matches.")
-@click.option("--state", metavar="PATH", help="Watermark store (default: state.path, ./.iceberg-lineage/state.db).")
+@click.option("--state", metavar="PATH", help="Watermark store (default: state.path, <user state dir>/state.db).")
 @click.option("--mode", type=click.Choice(["history", "current"]), default="history", show_default=True,
               help="history: one run per snapshot not yet emitted; current: one DatasetEvent per changed table.")
 @click.option("--since", metavar="AGE|TIME", callback=parsed_by(parse_since),
@@ -44,6 +45,9 @@ from iceberg_lineage.times import epoch_ms, parse_since
 @column_options
 @click.option("--dry-run", is_flag=True, help="Print the events as JSON Lines on stdout; send and record nothing.")
 @click.option("--wait", is_flag=True, help="Wait for a running scan to finish instead of exiting with 2.")
+@click.option("--new-destination", is_flag=True,
+              help="Accept an OpenLineage destination other than the one recorded for the tables, and send their "
+                   "history there (without it, such a scan stops with exit 2).")
 @click.option("--no-progress", is_flag=True, help="No progress bar nor progress lines.")
 @click.option("--quiet", "-q", is_flag=True,
               help="No progress and no summary (unless --format json is given): only errors, one line each.")
@@ -52,7 +56,7 @@ from iceberg_lineage.times import epoch_ms, parse_since
 @debug_option
 @profile_option
 def scan_command(catalogs, namespaces, tables, exclude, state, mode, since, executor, workers, dask_scheduler,
-                 depth, column_stats, include_columns, exclude_columns, dry_run, wait, no_progress, quiet,
+                 depth, column_stats, include_columns, exclude_columns, dry_run, wait, new_destination, no_progress, quiet,
                  fmt, debug, profile) -> None:
     """Emit every snapshot of every catalog table not yet emitted (tables written by any engine)."""
 
@@ -63,7 +67,7 @@ def scan_command(catalogs, namespaces, tables, exclude, state, mode, since, exec
             catalogs=configured_catalogs(catalogs),
             filters=TableFilter(tuple(namespaces), tuple(tables), tuple(exclude)),
             mode=mode, depth=depth, since_ms=epoch_ms(since), executor=executor, workers=workers,
-            dask_scheduler=dask_scheduler, dry_run=dry_run,
+            dask_scheduler=dask_scheduler, dry_run=dry_run, new_destination=new_destination,
         )
         try:
             summary, events_to = scan_catalogs(options, settings, wait=wait, progress=not (no_progress or quiet))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from iceberg_lineage.config.declare import reference
 from iceberg_lineage.config.load import CONFIG_ENV, KEYS, Origin, find_config_file, load_settings, resolve
 from iceberg_lineage.config.sections import (
-    ALL_COLUMNS, DEFAULT_EVENTS_MAX_BYTES, DEFAULT_EVENTS_PATH, DEFAULT_MAX_REJECTIONS, PROFILE_NAMES, ColumnSelection,
-    ProxySection, Settings,
+    ALL_COLUMNS, DEFAULT_EVENTS_MAX_BYTES, DEFAULT_MAX_REJECTIONS, DEFAULT_REQUEST_DEADLINE_S, PROFILE_NAMES,
+    ColumnSelection, ProxySection, Settings, user_state_dir,
 )
 from iceberg_lineage.config.yamlfile import read_yaml
 
@@ -20,12 +20,14 @@ def reference_markdown() -> str:
             "Each key is set in `iceberg-lineage.yml` (`section:` then `key:`), or by its environment variable. "
             "Precedence: an explicit argument beats a CLI flag, which beats the environment, which beats the file, "
             "which beats the default. The file is the first found of: the path in `ICEBERG_LINEAGE_CONFIG`, "
-            "`./iceberg-lineage.yml`, `~/.iceberg-lineage.yml`.\n\n" + reference(Settings))
+            "`./iceberg-lineage.yml`, `~/.iceberg-lineage.yml`. `<user state dir>` is the platform's per-user state "
+            "folder (`$XDG_STATE_HOME/iceberg-lineage`, by default `~/.local/state/iceberg-lineage`, on Linux; see "
+            "[State](state.md)).\n\n" + reference(Settings))
 
 
 __all__ = [
-    "ALL_COLUMNS", "CONFIG_ENV", "DEFAULT_EVENTS_MAX_BYTES", "DEFAULT_EVENTS_PATH", "DEFAULT_MAX_REJECTIONS", "KEYS",
-    "PROFILE_NAMES", "REFERENCE_PATH", "ColumnSelection", "Origin", "ProxySection",
-    "Settings", "find_config_file", "load_settings",
+    "ALL_COLUMNS", "CONFIG_ENV", "DEFAULT_EVENTS_MAX_BYTES", "DEFAULT_MAX_REJECTIONS", "KEYS",
+    "DEFAULT_REQUEST_DEADLINE_S", "PROFILE_NAMES", "REFERENCE_PATH", "ColumnSelection", "Origin", "ProxySection",
+    "Settings", "find_config_file", "load_settings", "user_state_dir",
     "read_yaml", "reference_markdown", "resolve",
 ]

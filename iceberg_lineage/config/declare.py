@@ -175,8 +175,10 @@ def build(cls: type[T], values: Mapping[str, object], base: T | None = None) -> 
     for decl in declared(cls):
         current = getattr(base, decl.attr) if base is not None else decl.default
         if decl.section is None:
+            # a section is built anew without a base: its defaults may depend on the environment (the user state dir)
+            sub = getattr(base, decl.attr) if base is not None else None
             inner = {k[len(decl.attr) + 1:]: v for k, v in values.items() if k.startswith(decl.attr + ".")}
-            kwargs[decl.attr] = build(decl.type, inner, current) if inner else current
+            kwargs[decl.attr] = build(decl.type, inner, sub) if inner or sub is None else sub
         else:
             kwargs[decl.attr] = values.get(decl.attr, current)
     return cls(**kwargs)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
 
+import platformdirs
+
 from iceberg_lineage.config.declare import (
     NON_NEGATIVE, POSITIVE, Range, Section, build, parse_setting, section, setting,
 )
@@ -19,11 +21,41 @@ Depth = Literal["summary", "manifest_list", "entries"]
 PROFILE_NAMES: tuple[str, ...] = ProfileName.__args__  # type: ignore[attr-defined]
 #: Rejections for good (HTTP 4xx other than 408/429) after which a spooled event moves to the quarantine.
 DEFAULT_MAX_REJECTIONS = 5
-#: The embedded default file transport's JSON Lines (delivery.client), which ``iceberg-lineage jobs`` reads by default.
-DEFAULT_EVENTS_PATH = Path(".iceberg-lineage") / "events.jsonl"
+#: Seconds one HTTP request to the lineage endpoint may take in all (``delivery.request_deadline_s``).
+DEFAULT_REQUEST_DEADLINE_S = 10.0
+#: How the defaults of ``state.path`` and ``spool.path`` name the per-user state folder: the reference stays the same
+#: on every machine, and :func:`in_user_state` resolves it when the settings are built.
+USER_STATE_DIR = "<user state dir>"
+#: The embedded default file transport's JSON Lines (delivery.client), beside the state file; ``iceberg-lineage jobs``
+#: reads it by default.
+EVENTS_FILE_NAME = "events.jsonl"
 #: The largest event sent: common backends (Marquez, Kafka defaults) refuse bigger ones.
 DEFAULT_EVENTS_MAX_BYTES = 1_000_000
 AT_LEAST_ONE = Range(ge=1)
+
+
+def user_state_dir() -> Path:
+    """The platform's per-user state folder of the tool (``$XDG_STATE_HOME/iceberg-lineage``, by default
+    ``~/.local/state/iceberg-lineage`` on Linux): one place whatever the current directory, read at each call so that
+    ``XDG_STATE_HOME`` set later still counts."""
+    return platformdirs.user_state_path("iceberg-lineage")
+
+
+def in_user_state(path: str) -> str:
+    """A path setting with a leading ``<user state dir>`` replaced by :func:`user_state_dir`."""
+    if path == USER_STATE_DIR or path.startswith(USER_STATE_DIR + "/"):
+        return str(user_state_dir()) + path[len(USER_STATE_DIR):]
+    return path
+
+
+class _InUserState(Section):
+    """A section whose ``path`` may start with ``<user state dir>`` (its default does)."""
+
+    path: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", in_user_state(self.path))
+        super().__post_init__()
 
 
 @dataclass(frozen=True)
@@ -87,15 +119,23 @@ ALL_COLUMNS = ColumnSelection()
 
 
 @dataclass(frozen=True)
-class StateSection(Section):
-    path: str = setting("./.iceberg-lineage/state.db",
-                        "The scanner's watermark store, and the delivery ledger the hook writes (share it between "
-                        "hook and scanner: see \"One run per snapshot\").")
+class StateSection(_InUserState):
+    path: str = setting(f"{USER_STATE_DIR}/state.db",
+                        "The scanner's watermark store, the destination each table's events went to, and the delivery "
+                        "ledger the hook writes: per user, so hook and scanner share it whatever the current directory "
+                        "(see docs/state.md). The default events file, when no OpenLineage transport is configured, "
+                        f"is `{EVENTS_FILE_NAME}` beside it.")
+
+    @property
+    def events_path(self) -> Path:
+        """The embedded default file transport's JSON Lines: beside the state file."""
+        return Path(self.path).parent / EVENTS_FILE_NAME
 
 
 @dataclass(frozen=True)
-class SpoolSection(Section):
-    path: str = setting("./.iceberg-lineage/spool", "Where undeliverable events wait for `replay`.")
+class SpoolSection(_InUserState):
+    path: str = setting(f"{USER_STATE_DIR}/spool", "Where undeliverable events wait for `replay` (per user, see "
+                        "docs/state.md).")
     max_bytes: int | None = setting(None, "Cap on the spool; unset means the disk is the limit.", check=POSITIVE)
     max_rejections: int = setting(
         DEFAULT_MAX_REJECTIONS, "Rejections for good (HTTP 4xx other than 408 and 429) after which a spooled event "
@@ -141,6 +181,10 @@ class DeliverySection(Section):
     breaker_cooldown_s: float = setting(
         30.0, "After a transport failure, events are spooled unsent for this long; then one is sent as a probe. 0: "
         "each batch tries again.", check=NON_NEGATIVE)
+    request_deadline_s: float = setting(
+        DEFAULT_REQUEST_DEADLINE_S, "Seconds one HTTP request to the lineage endpoint may take in all: connecting, "
+        "sending, retries and their waits, and the whole answer (a socket timeout restarts with each byte a slow "
+        "server sends). Past it the connection is closed, the event spooled and the breaker opened.", check=POSITIVE)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """When an event is spooled without trying to send it: while the circuit breaker (a
-:class:`~iceberg_lineage.delivery.transports.BreakerTransport` in front of the configured transport) is open after a transport failure, and past a caller's send deadline (a scan's
-delivery phase), which the spool (:mod:`~iceberg_lineage.delivery.spooler`) reads.
+:class:`~iceberg_lineage.delivery.transports.BreakerTransport` in front of the configured transport) is open after a
+transport failure, and past a caller's send deadline (a scan's delivery phase) or the process's (its exit flush),
+which the spool (:mod:`~iceberg_lineage.delivery.spooler`) reads, and which also cuts a request in flight.
 
 A silent server costs one request timeout per event otherwise: the breaker makes it one per cool-down, the deadline
 bounds what a whole scan waits. Either way the events wait in the spool for ``iceberg-lineage replay``.
@@ -15,12 +16,16 @@ from typing import Iterator
 
 _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("iceberg_lineage_send_deadline",
                                                                          default=None)
+#: The process's own send deadline, for every thread (the exit flush: :func:`exit_deadline`).
+_process_deadline: float | None = None
+#: Set once the process is exiting: the waits between retries end (:func:`pause`).
+_exiting = threading.Event()
 
 
 @contextmanager
 def send_deadline(at: float | None) -> Iterator[None]:
     """In this thread (context), events are sent until ``at`` (a ``time.monotonic()`` time), then spooled unsent.
-    A request in flight at ``at`` still runs to its own timeout."""
+    A request in flight at ``at`` is cut there (:mod:`~iceberg_lineage.delivery.http`) and its event spooled."""
     token = _deadline.set(at)
     try:
         yield
@@ -28,8 +33,35 @@ def send_deadline(at: float | None) -> Iterator[None]:
         _deadline.reset(token)
 
 
+def exit_deadline(at: float | None) -> None:
+    """Every thread of the process sends until ``at``, then spools (a process about to exit must not wait on the
+    network: a request in flight is cut there too), without pausing between retries; ``None`` lifts it."""
+    global _process_deadline  # noqa: PLW0603 - one process-wide value, set at exit
+    _process_deadline = at
+    if at is None:
+        _exiting.clear()
+    else:
+        _exiting.set()
+
+
+def pause(seconds: float) -> None:
+    """Wait between two tries of a request: ``seconds``, or less once the process is exiting."""
+    if seconds > 0:
+        _exiting.wait(seconds)
+
+
+def process_deadline() -> float | None:
+    return _process_deadline
+
+
+def current_deadline() -> float | None:
+    """The sooner of this context's send deadline and the process's, if any."""
+    limits = [at for at in (_deadline.get(), _process_deadline) if at is not None]
+    return min(limits) if limits else None
+
+
 def past_deadline() -> bool:
-    at = _deadline.get()
+    at = current_deadline()
     return at is not None and time.monotonic() >= at
 
 

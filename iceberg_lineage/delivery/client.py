@@ -2,7 +2,7 @@
 
 Transports and their configuration belong to openlineage-python (``openlineage.yml``, ``OPENLINEAGE_CONFIG``,
 ``OPENLINEAGE_URL``, ``OPENLINEAGE__TRANSPORT__*``, ``OPENLINEAGE_DISABLED``). Only when its own discovery finds no
-transport do we replace its console fallback with a JSON Lines file, ``./.iceberg-lineage/events.jsonl``: events
+transport do we replace its console fallback with a JSON Lines file, ``events.jsonl`` beside the state file: events
 printed to a console are lost, events in a file can be replayed. The fallback is announced once on stderr. A broken
 configuration is a :class:`~iceberg_lineage.errors.ConfigError` naming the file or variable and the key
 (:mod:`.config_errors`).
@@ -18,8 +18,9 @@ from openlineage.client import OpenLineageClient
 from openlineage.client.transport.file import FileConfig, FileTransport
 from openlineage.client.transport.noop import NoopConfig, NoopTransport
 
-from iceberg_lineage.config import DEFAULT_EVENTS_PATH
+from iceberg_lineage.config import load_settings
 from iceberg_lineage.delivery.config_errors import checked_openlineage_file, openlineage_errors
+from iceberg_lineage.extras import require
 from iceberg_lineage.redact import protect, strip_userinfo
 
 _announced = False
@@ -45,15 +46,19 @@ def disabled() -> bool:
 
 def make_client(*, default_path: Path | str | None = None, stderr: IO[str] | None = None) -> OpenLineageClient:
     """An OpenLineageClient configured the openlineage-python way, else writing JSON Lines to ``default_path``
-    (``./.iceberg-lineage/events.jsonl``). ``OPENLINEAGE_DISABLED=true`` gives a client that sends nothing."""
+    (``events.jsonl`` beside the state file, in the per-user state folder by default). ``OPENLINEAGE_DISABLED=true``
+    gives a client that sends nothing."""
     global _announced
     if disabled() or openlineage_configured():
         # openlineage-python logs the transport's URL and headers when it builds it: register their secrets first
-        protect({**_discovered_transport(), "url": os.environ.get("OPENLINEAGE_URL", ""),
+        transport = _discovered_transport()
+        protect({**transport, "url": os.environ.get("OPENLINEAGE_URL", ""),
                  "api_key": os.environ.get("OPENLINEAGE_API_KEY", "")})
+        if transport.get("type") == "kafka":
+            require("the kafka transport", "confluent_kafka")
         with openlineage_errors():
             return OpenLineageClient()
-    path = Path(default_path or DEFAULT_EVENTS_PATH)
+    path = Path(default_path or load_settings().state.events_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if not _announced:
         print(

@@ -1,8 +1,9 @@
-"""The one delivery path of the hook, the scanner and ``events --emit``: shape each event for the consumer
-(:func:`~iceberg_lineage.lineage.shaping.shaped`), then send it through openlineage-python's client over our
-transport chain (:mod:`~iceberg_lineage.delivery.pipeline`): the spool keeps every event the configured transport
-finally refuses or cannot reach, for ``iceberg-lineage replay``, and the breaker spools without trying for
-``delivery.breaker_cooldown_s`` after a transport failure; so does a caller's send deadline once it passed.
+"""The one delivery path of the hook, the scanner and ``events --emit``: prepare and shape each event for the
+consumer (:func:`~iceberg_lineage.delivery.preview.outgoing`, which the commands that print events use too), then
+send it through openlineage-python's client over our transport chain (:mod:`~iceberg_lineage.delivery.pipeline`): the
+spool keeps every event the configured transport finally refuses or cannot reach, for ``iceberg-lineage replay``,
+and the breaker spools without trying for ``delivery.breaker_cooldown_s`` after a transport failure; so does a
+caller's send deadline once it passed.
 
 Run ids are deterministic, so redelivering is harmless: no event is lost, and a duplicate can only repeat the runId
 and eventType of an event already sent. Nothing overtakes: an event whose runId or dataset is still waiting in the
@@ -11,7 +12,6 @@ spool is spooled behind it, not sent.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import threading
 from collections import Counter
 from pathlib import Path
@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from iceberg_lineage.delivery.client import describe_transport
 from iceberg_lineage.delivery.pipeline import delivery_client
+from iceberg_lineage.delivery.preview import Preparer, outgoing
 from iceberg_lineage.delivery.results import DeliveryResult, DeliveryStats, Status
 from iceberg_lineage.delivery.spooler import unsent
 from iceberg_lineage.delivery.transports import attempt, is_disabled, transports_of
-from iceberg_lineage.lineage.shaping import shaped
 from iceberg_lineage.redact import scrub
 
 if TYPE_CHECKING:
@@ -34,8 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Delivery", "DeliveryResult", "DeliveryStats", "Status"]
 
-log = logging.getLogger(__name__)
-
 
 class Delivery:
     """Synchronous, thread-safe delivery with a durable spool behind it (opened only once something must wait)."""
@@ -44,6 +42,7 @@ class Delivery:
         self._configured = None if client is None or is_disabled(client) else client
         destination = None if self._configured is None else scrub(describe_transport(self._configured))
         self._client = None if self._configured is None else delivery_client(self._configured, settings, destination)
+        self._preparer = None if self._configured is None else Preparer(self._configured.user_defined_config)
         self.spool_path = Path(settings.spool.path).expanduser().resolve()
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
@@ -68,14 +67,6 @@ class Delivery:
         with self._lock:
             return DeliveryStats(**self._counts)
 
-    def _shaped(self, event: Event) -> Sequence[Event]:
-        """The events one built event goes out as under the consumer profile; what it trimmed or left out is
-        logged."""
-        result = shaped(event, self._settings)
-        for note in result.notes:
-            log.warning("consumer profile %s: %s", self._settings.consumer.profile, note)
-        return result.events
-
     def emit(self, event: Event) -> DeliveryResult:
         """Send one event, shaped by the consumer profile; if the transport refuses it or cannot be reached, spool
         it. Spool it unsent while the breaker is open, past the send deadline, or behind a spooled event of its run
@@ -91,7 +82,8 @@ class Delivery:
     def _each(self, event: Event, unsent_reason: str | None) -> DeliveryResult:
         if self._client is None:
             return self._count(DeliveryResult("disabled"))
-        results = [self._send(part, unsent_reason) for part in self._shaped(event)]
+        assert self._preparer is not None
+        results = [self._send(part, unsent_reason) for part in outgoing(event, self._settings, self._preparer)]
         # none when the profile sends nothing for it (a START without a parent under openmetadata): nothing is owed
         return next((r for r in results if r.status != "delivered"), DeliveryResult("delivered"))
 

@@ -5,7 +5,10 @@ holds a bounded queue of data and one worker thread; an :class:`Exporter` (:clas
 The queue holds data, never closures: finished events, or capture records that name the pure builder turning them
 into events (:class:`Pending`), built on the worker. A full queue builds on the caller's thread and spools (none is
 dropped, the caller never waits on the network); at exit every emitter is flushed with a timeout and what is still
-queued is spooled, for ``iceberg-lineage replay``.
+queued is spooled, for ``iceberg-lineage replay``. The exit flush sets the process's send deadline
+(:func:`~iceberg_lineage.delivery.breaker.exit_deadline`): a request still in flight then is cut and its event
+spooled, so a slow or dripping endpoint neither holds the exit past the flush timeout nor loses the event the worker
+was sending when the process ended.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence, Union
 from openlineage.client.event_v2 import BaseEvent
 
 from iceberg_lineage.config import Settings
+from iceberg_lineage.delivery.breaker import exit_deadline
 from iceberg_lineage.delivery.client import make_client
 from iceberg_lineage.delivery.delivery import Delivery, DeliveryResult
 from iceberg_lineage.delivery.failure_log import FailureLog
@@ -35,6 +39,8 @@ log_once = FailureLog(LOG)
 QUEUE_SIZE = 10_000
 #: Seconds the exit flush waits for the queues to drain.
 FLUSH_TIMEOUT_S = 10.0
+#: Seconds the exit flush waits past its timeout for the worker to spool the event of the request cut there.
+CUT_GRACE_S = 2.0
 
 
 class Exporter(Protocol):
@@ -204,7 +210,7 @@ class Emitters:
             if entry is None:
                 entry = self._by_client[id(client)] = (client, Emitter(Delivery(client, settings)))
                 if not self._flush_at_exit:
-                    atexit.register(self.flush_all)
+                    atexit.register(self.flush_at_exit)
                     self._flush_at_exit = True
             return entry[1]
 
@@ -223,6 +229,12 @@ class Emitters:
                 LOG.warning("iceberg-lineage: the transport is slow; %d queued lineage events spooled after %.0fs "
                             "(send them with `iceberg-lineage replay`)", emitter.spill_queued(), timeout)
         return drained
+
+    def flush_at_exit(self, timeout: float = FLUSH_TIMEOUT_S) -> bool:
+        """:meth:`flush_all` as the process ends: sends stop at ``timeout`` (a request in flight is cut, later events
+        are spooled unsent), and the worker gets :data:`CUT_GRACE_S` more to spool what it held."""
+        exit_deadline(time.monotonic() + timeout)
+        return self.flush_all(timeout + CUT_GRACE_S)
 
     def shutdown(self, timeout: float = FLUSH_TIMEOUT_S) -> bool:
         """Flush every emitter, close their deliveries and forget them and the default client (a later event starts

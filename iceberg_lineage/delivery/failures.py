@@ -2,6 +2,7 @@
 credentials), and whether the server refused the very event for good."""
 from __future__ import annotations
 
+from requests.exceptions import Timeout
 from urllib3.exceptions import ResponseError
 
 #: 4xx statuses that say "later", not "never".
@@ -34,6 +35,15 @@ class RedirectRefused(Exception):
         self.reason = reason
 
 
+class DeadlineExceeded(Timeout):
+    """A request did not end by its deadline (connecting, sending and the whole answer: a server that drips its
+    answer restarts every socket timeout); its sockets were shut down. ``reason`` says how long it had."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 def _origin(exc: BaseException) -> BaseException:
     """The error a wrapper re-raised ``from`` (a composite transport wraps its targets' errors)."""
     while exc.__cause__ is not None:
@@ -49,7 +59,7 @@ def _status_code(exc: BaseException) -> int | None:
 def describe_error(exc: BaseException) -> str:
     exc = _origin(exc)
     name = type(exc).__name__
-    if isinstance(exc, (KafkaNotAcknowledged, NotSent, RedirectRefused)):
+    if isinstance(exc, (DeadlineExceeded, KafkaNotAcknowledged, NotSent, RedirectRefused)):
         return f"{name}: {exc.reason}"
     status = _status_code(exc)
     if status is not None:

@@ -14,6 +14,7 @@ from openlineage.client.transport.http import HttpTransport
 from openlineage.client.transport.kafka import KafkaTransport
 from openlineage.client.transport.transport import Transport
 
+from iceberg_lineage.config import DEFAULT_REQUEST_DEADLINE_S
 from iceberg_lineage.delivery.http import hardened_http_config, hardened_http_dict
 from iceberg_lineage.delivery.kafka import confirmed_kafka
 from iceberg_lineage.delivery.spooler import SpoolTransport
@@ -37,32 +38,35 @@ def _children(config: dict[str, Any]) -> list[dict[str, Any]]:
     return [dict(child) for child in children]
 
 
-def configured_dict(config: dict[str, Any], *, tap: bool = False) -> dict[str, Any]:
-    """A transport configuration with ours applied: HTTP hardened, Kafka confirmed, a fan-out composite's
-    targets tapped (each target's failure counts, although the composite goes on), a tapped transport instance
-    rebuilt by :func:`configured`."""
+def configured_dict(config: dict[str, Any], *, tap: bool = False,
+                    deadline_s: float = DEFAULT_REQUEST_DEADLINE_S) -> dict[str, Any]:
+    """A transport configuration with ours applied: HTTP hardened (each request ends within ``deadline_s``), Kafka
+    confirmed, a fan-out composite's targets tapped (each target's failure counts, although the composite goes
+    on), a tapped transport instance rebuilt by :func:`configured`."""
     kind = config.get("type")
     if kind == "http":
-        config = hardened_http_dict(config)
+        config = hardened_http_dict(config, deadline_s)
     elif kind == "kafka":
         config = confirmed_kafka(config)
     elif kind == "composite":
         fan_out = str(config.get("continue_on_success", True)).lower() == "true"
-        config = {**config, "transports": [configured_dict(child, tap=fan_out) for child in _children(config)]}
+        config = {**config, "transports": [configured_dict(child, tap=fan_out, deadline_s=deadline_s)
+                                           for child in _children(config)]}
     elif kind == type_of(TapTransport) and isinstance(config.get("transport"), Transport):
-        return {**config, "transport": configured(config["transport"], tap=False)}
+        return {**config, "transport": configured(config["transport"], tap=False, deadline_s=deadline_s)}
     return tapped(config) if tap else config
 
 
-def configured(transport: Transport, *, tap: bool = True) -> Transport:
+def configured(transport: Transport, *, tap: bool = True,
+               deadline_s: float = DEFAULT_REQUEST_DEADLINE_S) -> Transport:
     """The client's transport rebuilt from its own configuration with ours applied (:func:`configured_dict`), and
     tapped (unless ``tap`` is False); a transport we have nothing to add to is used as it is."""
     if isinstance(transport, HttpTransport):
-        rebuilt: Wrapped = HttpTransport(hardened_http_config(transport.config))
+        rebuilt: Wrapped = HttpTransport(hardened_http_config(transport.config, deadline_s))
     elif isinstance(transport, KafkaTransport):
         rebuilt = create(confirmed_kafka(transport))
     elif isinstance(transport, CompositeTransport):
-        children = [configured_dict(child, tap=_fan_out(transport)) for child in _children(
+        children = [configured_dict(child, tap=_fan_out(transport), deadline_s=deadline_s) for child in _children(
             {"transports": transport.config.transports})]
         rebuilt = CompositeTransport(attr.evolve(transport.config, transports=children))
         if _fan_out(transport):  # its targets are tapped
@@ -78,6 +82,6 @@ def delivery_client(client: OpenLineageClient, settings: Settings, destination: 
         "type": type_of(SpoolTransport), "path": settings.spool.path, "max_bytes": settings.spool.max_bytes,
         "max_rejections": settings.spool.max_rejections, "destination": destination,
         "transport": {"type": type_of(BreakerTransport), "cooldown_s": settings.delivery.breaker_cooldown_s,
-                      "transport": configured(client.transport)},
+                      "transport": configured(client.transport, deadline_s=settings.delivery.request_deadline_s)},
     })
     return OpenLineageClient(transport=chain, config=client.user_defined_config)

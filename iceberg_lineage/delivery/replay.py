@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from iceberg_lineage.config import DEFAULT_MAX_REJECTIONS
+from iceberg_lineage.config import DEFAULT_MAX_REJECTIONS, DEFAULT_REQUEST_DEADLINE_S
 from iceberg_lineage.delivery.client import describe_transport
 from iceberg_lineage.delivery.failures import describe_error, is_rejection
 from iceberg_lineage.delivery.pipeline import configured
@@ -36,8 +36,8 @@ class ReplayResult:
     quarantined: int = 0
 
 
-def replay(spool_path: str | Path, client: OpenLineageClient, *,
-           max_rejections: int = DEFAULT_MAX_REJECTIONS) -> ReplayResult:
+def replay(spool_path: str | Path, client: OpenLineageClient, *, max_rejections: int = DEFAULT_MAX_REJECTIONS,
+           deadline_s: float = DEFAULT_REQUEST_DEADLINE_S) -> ReplayResult:
     """Redeliver spooled events oldest first, each exactly as stored, removing each once the transport accepts it.
 
     Nothing overtakes: a transient failure (connection, timeout, 5xx, 408, 429) ends the replay, since the rest
@@ -50,7 +50,7 @@ def replay(spool_path: str | Path, client: OpenLineageClient, *,
         raise ConfigError("OpenLineage is disabled (OPENLINEAGE_DISABLED): replaying would discard the spool")
     if not Spool.exists(spool_path):
         return ReplayResult(0, 0)
-    return replay_to(spool_path, configured(client.transport), scrub(describe_transport(client)),
+    return replay_to(spool_path, configured(client.transport, deadline_s=deadline_s), scrub(describe_transport(client)),
                      max_rejections=max_rejections)
 
 

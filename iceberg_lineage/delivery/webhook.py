@@ -46,8 +46,9 @@ class Webhook:
         protect({"alerts_webhook_secret": url})
         retries = settings.alerts.webhook_retries
         retry = {**DEFAULT_RETRY_CONFIG, "total": retries, "connect": retries, "read": retries}
+        timeout = settings.alerts.webhook_timeout_s  # one POST's whole time, retries included
         self.transport = create(configured_dict({"type": "http", "url": url, "endpoint": "", "retry": retry,
-                                                 "timeout": settings.alerts.webhook_timeout_s}, tap=True))
+                                                 "timeout": timeout}, tap=True, deadline_s=timeout))
         self.spool_path = Path(settings.spool.path).expanduser().resolve() / ALERTS_DIR
         self._max_bytes, self._max_rejections = settings.spool.max_bytes, settings.spool.max_rejections
         self._breaker = Breaker(settings.delivery.breaker_cooldown_s)

@@ -3,7 +3,8 @@
 The first run writes several tables with tens of commits (appends, an overwrite, a delete, a schema change) with
 plain PyIceberg, plus one table written under the hook; the scan then emits every plain snapshot and counts the
 hooked ones as already emitted. Every later run adds one commit per table, so its scan emits exactly those. It
-prints one row per table, the scan's summary (where the events went) and two commands to try next.
+prints one row per table, the scan's summary (where the events went) and two commands to try next. Its state, spool
+and events stay in the folder it runs in (``./.iceberg-lineage``), apart from the user's own (docs/state.md).
 """
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from iceberg_lineage.read.catalogs import WAREHOUSE, embedded_catalog, embedded_
 from iceberg_lineage.scan import ScanOptions, scan_catalogs
 from iceberg_lineage.scan.summary import TableOutcome, summary_text
 
+#: The demo's own state folder: its watermarks, spool and events never mix with the user's.
+DEMO_STATE = ".iceberg-lineage"
 #: (identifier, commits on first run); a nested namespace shows that discovery walks below the top level.
 PLAIN_TABLES: tuple[tuple[str, int], ...] = (
     ("demo.orders", 14),
@@ -53,6 +56,8 @@ def fill_demo(catalog, observed_catalog) -> None:
 
 def main() -> int:
     os.environ.setdefault("PYICEBERG_DOWNCAST_NS_TIMESTAMP_TO_US_ON_WRITE", "true")
+    os.environ.setdefault("ICEBERG_LINEAGE__STATE__PATH", f"{DEMO_STATE}/state.db")  # the hook's and the scan's
+    os.environ.setdefault("ICEBERG_LINEAGE__SPOOL__PATH", f"{DEMO_STATE}/spool")
     observed = observe(embedded_sql_catalog())
     fill_demo(embedded_sql_catalog(), observed)
     print(f"demo tables written to {WAREHOUSE.resolve()}", file=sys.stderr)

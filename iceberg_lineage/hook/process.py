@@ -1,6 +1,7 @@
 """``iceberg-lineage run -- command``: the command's Pythons, unmodified, report as one run.
 
-The parent (:func:`run_process`) emits START and, once it knows the exit code, COMPLETE or FAIL; it puts the
+The parent (:func:`run_process`) emits START (on a thread of its own, while the command starts: a user's job never
+waits on lineage) and, once it knows the exit code, COMPLETE or FAIL; it puts the
 bootstrap ``sitecustomize`` first on the child's PYTHONPATH, which calls :func:`bootstrap` in every Python started
 under it. The child joins the parent's run (:func:`attach_process_run`), emits RUNNING events and journals its
 datasets and uncaught exception for the parent.
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from types import ModuleType
 from typing import Callable, Mapping, Sequence
@@ -155,7 +157,9 @@ def run_process(
     settings = settings or load_settings()
     delivery = Delivery(EMITTERS.default_client(), settings)
     ref = RunRef(new_run_id(), settings.job.namespace, job_name or command_job_name(argv), attached="process")
-    delivery.emit(run_event(ref, RunState.START, when=now()))
+    start = run_event(ref, RunState.START, when=now())
+    starting = threading.Thread(target=delivery.emit, args=(start,), name="iceberg-lineage-start", daemon=True)
+    starting.start()  # the command starts now, whatever the endpoint does; the final event waits for the START
     with tempfile.TemporaryDirectory(prefix="iceberg-lineage-run-") as tmp:
         journal = Path(tmp) / "journal.jsonl"
         env = dict(os.environ)
@@ -168,10 +172,12 @@ def run_process(
         try:
             child = subprocess.Popen(list(argv), env=env)
         except OSError as exc:
+            starting.join()
             delivery.emit(run_event(ref, RunState.FAIL, when=now(), failure=Failure.of(exc)))
             raise
         returncode = _wait_forwarding_signals(child)
         state = read_journal(journal)
+    starting.join()  # bounded by delivery.request_deadline_s; a START not sent is spooled, the final event behind it
     failure = None if returncode == 0 else state.failures.get(child.pid) or _exit_failure(returncode)
     state_name = RunState.COMPLETE if failure is None else RunState.FAIL
     delivery.emit(run_event(ref, state_name, when=now(), inputs=state.inputs, outputs=state.outputs, failure=failure))

@@ -21,7 +21,7 @@ from openlineage.client.event_v2 import RunEvent, RunState
 
 from iceberg_lineage.config import Settings, load_settings
 from iceberg_lineage.delivery.delivery import DeliveryResult
-from iceberg_lineage.delivery.emitter import EMITTERS
+from iceberg_lineage.delivery.emitter import EMITTERS, LOG, log_once
 from iceberg_lineage.delivery.webhook import announce
 from iceberg_lineage.hook.context import OpenRun, current_run
 from iceberg_lineage.hook.ledger import LEDGER, LEDGER_STATUSES
@@ -36,6 +36,7 @@ from iceberg_lineage.lineage.runs import Attachment, Failure, new_run_id, now
 from iceberg_lineage.lineage.tags import Ownership
 from iceberg_lineage.read.catalogs import catalog_account
 from iceberg_lineage.redact import protect
+from iceberg_lineage.state.adopt import adopt_legacy_state
 
 if TYPE_CHECKING:
     from openlineage.client import OpenLineageClient
@@ -145,6 +146,12 @@ class OpenLineageMetricsReporter:
         self.client = client
         self.job_name = job_name
         self.settings = settings or load_settings()
+        try:  # before this process writes a ledger or a spool of its own
+            adopted = adopt_legacy_state(self.settings)
+            if adopted is not None:
+                LOG.warning(adopted)
+        except Exception as exc:  # noqa: BLE001 - lineage never breaks the user's program
+            log_once("adopting the state of ./.iceberg-lineage", exc)
         self._lock = threading.Lock()
         self._owners: dict[int, Ownership] = {}
         self.attached: Attachment = "observe"

@@ -1,7 +1,7 @@
 """Entry point: job statistics and failure rates from OpenLineage run events (``iceberg-lineage jobs``, and
 ``jobs(...)`` in a notebook). Any producer's events: ours, OpenLineage Spark's, any file transport's JSON Lines.
 
-    report = read_jobs(".iceberg-lineage/events.jsonl", since="7d", max_failure_rate="5%")
+    report = read_jobs("events.jsonl", since="7d", max_failure_rate="5%")
     report.flagged        # the jobs failing more often than that
 """
 from iceberg_lineage.jobs.aggregate import JobsAggregator, jobs_of_events

@@ -17,11 +17,11 @@ COLOURS = {"completed": "#4a4", "failed": "#c33", "aborted": "#e90", "open": "#9
 def runs_plot(report: Any) -> Figure:
     """Stacked bars of runs per time interval: completed, failed, aborted (at their terminal event) and open (at
     their first event)."""
+    show_figures_as_png()
     from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
-    show_figures_as_png()
     fig = Figure(figsize=(9, 3.5), layout="constrained")
     ax = fig.subplots()
     bins = report.timeline

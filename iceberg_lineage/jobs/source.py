@@ -1,7 +1,7 @@
 """Reading event files for the ``jobs`` report: JSON Lines, plain or gzip (told by its first bytes), streamed line by
 line into :class:`~iceberg_lineage.jobs.aggregate.JobsAggregator`. The file transport of openlineage-python (ours,
-and OpenLineage Spark's) writes one event per line; so does the embedded default,
-``./.iceberg-lineage/events.jsonl``, which is read when no file is named.
+and OpenLineage Spark's) writes one event per line; so does the embedded default, ``events.jsonl`` beside the state
+file (in the per-user state folder by default), which is read when no file is named.
 
 A line longer than ``jobs.max_line_bytes`` is skipped as a bad line without being held whole (a gzip inflating to
 one huge line included), and only regular files are read (or ``-``, the standard input): a device never ends and a
@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator, Sequence
 
-from iceberg_lineage.config import DEFAULT_EVENTS_PATH, load_settings
+from iceberg_lineage.config import load_settings
 from iceberg_lineage.errors import ConfigError
 from iceberg_lineage.jobs.aggregate import JobsAggregator
 from iceberg_lineage.jobs.model import JobsReport
@@ -45,7 +45,8 @@ def open_events(path: str | Path) -> Iterator[IO[bytes]]:
         try:
             mode = os.stat(where).st_mode
         except FileNotFoundError:
-            hint = " (no events were written here yet; give --events FILE)" if where == DEFAULT_EVENTS_PATH else ""
+            default = where == load_settings().state.events_path
+            hint = " (no events were written here yet; give --events FILE)" if default else ""
             raise ConfigError(f"no events file{hint}", file=str(path)) from None
         except OSError as exc:
             raise ConfigError(f"cannot read the events file ({exc.strerror})", file=str(path)) from None
@@ -94,10 +95,10 @@ def fold_file(aggregator: JobsAggregator, path: str | Path, max_line_bytes: int)
 def read_jobs(events: str | Path | Sequence[str | Path] | None = None, *, since: str | dt.datetime | None = None,
               job: str | Sequence[str] = (), max_failure_rate: str | float | None = None,
               max_line_bytes: int | None = None) -> JobsReport:
-    """The jobs report of event files (default: ``./.iceberg-lineage/events.jsonl``); ``since`` is ``7d``, ``12h``,
+    """The jobs report of event files (default: ``events.jsonl`` beside the state file); ``since`` is ``7d``, ``12h``,
     ... or a time, ``job`` globs on job names, ``max_failure_rate`` ``5%`` or ``0.05`` flags the jobs above it,
     ``max_line_bytes`` overrides the ``jobs.max_line_bytes`` setting."""
-    paths = [events] if isinstance(events, (str, Path)) else list(events or [DEFAULT_EVENTS_PATH])
+    paths = [events] if isinstance(events, (str, Path)) else list(events or [load_settings().state.events_path])
     rate = parse_rate(max_failure_rate)
     limit = max_line_bytes if max_line_bytes is not None else load_settings().jobs.max_line_bytes
     if limit < 1:

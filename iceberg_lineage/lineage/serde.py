@@ -3,11 +3,12 @@ takes to :meth:`Delivery.emit <iceberg_lineage.delivery.delivery.Delivery.emit>`
 from __future__ import annotations
 
 import json
-from typing import Mapping, Union
+from typing import Any, Mapping, Union
 
 from openlineage.client.event_v2 import (
     DatasetEvent, InputDataset, Job, JobEvent, OutputDataset, Run, RunEvent, RunState, StaticDataset,
 )
+from openlineage.client.facet_v2 import tags_job, tags_run
 from openlineage.client.serde import Serde
 
 
@@ -35,8 +36,8 @@ def from_json(text: str) -> Event:
         return DatasetEvent(dataset=dataset, **common)
     return RunEvent(
         eventType=RunState(d["eventType"]) if d.get("eventType") else None,
-        run=Run(d["run"]["runId"], d["run"].get("facets") or {}),
-        job=Job(d["job"]["namespace"], d["job"]["name"], d["job"].get("facets") or {}),
+        run=Run(d["run"]["runId"], _tags_as_object(d["run"].get("facets") or {}, *_RUN_TAGS)),
+        job=Job(d["job"]["namespace"], d["job"]["name"], _tags_as_object(d["job"].get("facets") or {}, *_JOB_TAGS)),
         inputs=[InputDataset(namespace=i["namespace"], name=i["name"], facets=i.get("facets") or {},
                              inputFacets=i.get("inputFacets") or {})
                 for i in d.get("inputs") or []],
@@ -45,3 +46,17 @@ def from_json(text: str) -> Event:
                  for o in d.get("outputs") or []],
         **common,
     )
+
+
+_RUN_TAGS = (tags_run.TagsRunFacet, tags_run.TagsRunFacetFields)
+_JOB_TAGS = (tags_job.TagsJobFacet, tags_job.TagsJobFacetFields)
+
+
+def _tags_as_object(facets: dict, facet: Any, tag: Any) -> dict:
+    """The facets, with a ``tags`` facet as openlineage-python's object: its client's ``emit`` adds its own tags to
+    that facet in place, and fails on a dict."""
+    tags = facets.get("tags")
+    if not isinstance(tags, dict):
+        return facets
+    return {**facets, "tags": facet(tags=[tag(t["key"], t["value"], t.get("source")) for t in tags.get("tags") or []],
+                                    producer=tags.get("_producer", ""))}

@@ -2,8 +2,8 @@
 consumer profile (:mod:`~iceberg_lineage.lineage.profiles`: job namespace, names too long, a checks run, links per
 event and per run) and the byte budget (:mod:`~iceberg_lineage.lineage.budget`) of each event sent.
 
-Delivery calls it before sending; every command that prints events calls :func:`shape`, so what is printed is what
-would be sent. Pure: events are openlineage-python objects in and out, never JSON or dicts, and the event given is
+Delivery and the commands that print events both go through :func:`shape`, after openlineage-python's client
+prepared the event (:func:`iceberg_lineage.delivery.preview.outgoing`), so what is printed is what is sent. Pure: events are openlineage-python objects in and out, never JSON or dicts, and the event given is
 never changed; the notes say what was trimmed or left out.
 """
 from __future__ import annotations
@@ -60,7 +60,7 @@ def shaped(event: Event, settings: Settings) -> Shaped:
 
 
 def shape(event: Event, settings: Settings) -> list[Event]:
-    """:func:`shaped`'s events, its notes logged as warnings: for the commands that print events."""
+    """:func:`shaped`'s events, its notes logged as warnings: what delivery sends and printing commands show."""
     result = shaped(event, settings)
     for note in result.notes:
         log.warning("consumer profile %s: %s", settings.consumer.profile, note)

@@ -1,27 +1,23 @@
 """``preview_scan(catalog)``: what ``iceberg-lineage scan`` would emit for a catalog, without sending or recording.
 
-It is the scanner's dry run (the state file is only read), with the events kept instead of printed, so a notebook
-can look at them before the scan is scheduled for real.
+It is the public API's dry run (:func:`iceberg_lineage.scan_catalog` with ``dry_run``: the state file is only read),
+the events shaped for the consumer profile exactly as ``scan --dry-run`` prints them (as they would be sent),
+shown as HTML, so a notebook can look at them before the scan is scheduled for real.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from iceberg_lineage.config import Settings, load_settings
+from iceberg_lineage.api import scan_catalog
 import iceberg_lineage.notebook.html as h
 from iceberg_lineage.notebook.session import EmittedEvent, EventLog
-from iceberg_lineage.read.catalogs import CatalogSpec
-from iceberg_lineage.read.source import catalog_type_of
-from iceberg_lineage.scan.discovery import TableFilter
-from iceberg_lineage.scan.driver import ScanOptions, scan
-from iceberg_lineage.scan.sinks import event_sink
 from iceberg_lineage.scan.summary import ScanSummary, summary_text
-from iceberg_lineage.scan.task import Mode
-from iceberg_lineage.state.store import StateStore
-from iceberg_lineage.stats.model import Depth
 
 if TYPE_CHECKING:
+    from iceberg_lineage.config import Settings
+    from iceberg_lineage.scan.task import Mode
+    from iceberg_lineage.stats.model import Depth
     from pyiceberg.catalog import Catalog
 
 
@@ -58,21 +54,12 @@ def preview_scan(
     exclude: Sequence[str] = (),
     settings: Settings | None = None,
 ) -> ScanPreview:
-    """Dry-run the batch scanner over ``catalog`` (a PyIceberg catalog; loaded afresh, so hooks see nothing).
+    """:func:`iceberg_lineage.scan_catalog`'s dry run over ``catalog`` (a PyIceberg catalog; loaded afresh, so hooks
+    see nothing), shown as a table: the events ``iceberg-lineage scan --dry-run`` prints, the scan's own run too.
 
     The options are those of ``iceberg-lineage scan`` (``--mode``, ``--depth``, ``--namespace``, ``--table``,
     ``--exclude``); the watermark store of ``settings`` (``state.path``) says what was already emitted.
     """
-    settings = settings or load_settings()
-    spec = CatalogSpec.of(catalog.name, {"type": catalog_type_of(catalog), **catalog.properties})
-    options = ScanOptions(catalogs=(spec,), filters=TableFilter(tuple(namespaces), tuple(tables), tuple(exclude)),
-                          mode=mode, depth=depth, dry_run=True)
-    sent: list[str] = []
-
-    def keep(text: str) -> str:
-        sent.append(text)
-        return "printed"
-
-    with StateStore(settings.state.path, readonly=True) as store:
-        summary = scan(options, settings, store, event_sink(keep))
-    return ScanPreview(summary, EventLog([EmittedEvent(text) for text in sent]))
+    result = scan_catalog(catalog, namespaces=namespaces, tables=tables, exclude=exclude, mode=mode, depth=depth,
+                          dry_run=True, settings=settings)
+    return ScanPreview(result.summary, EventLog([EmittedEvent(text) for text in result.events]))

@@ -41,10 +41,15 @@ class Assertion:
 
     @property
     def status(self) -> str:
-        """``pass``, ``fail``, ``unknown`` or ``n/a``: one word for a terminal."""
+        """``pass``, ``fail`` (error severity), ``warn`` (a warn-severity failure: the gate stays open), ``unknown``
+        or ``n/a``: one word for a terminal. OpenLineage's facet has only ``success``: false for fail and warn."""
         if self.actual == NOT_APPLICABLE:
             return "n/a"
-        return "pass" if self.success else (UNKNOWN if self.unknown else "fail")
+        if self.success:
+            return "pass"
+        if self.unknown:
+            return UNKNOWN
+        return "fail" if self.severity == "error" else "warn"
 
     def as_json(self) -> dict[str, Any]:
         """The assertion's OpenLineage fields (absent ones left out)."""

@@ -5,14 +5,33 @@ Pure: the caller reads the statistics (through the walker, no deeper than :meth:
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Callable, Mapping
 
 from iceberg_lineage.quality.assertions import NOT_APPLICABLE, UNKNOWN, Assertion
 from iceberg_lineage.quality.rules import Rule, RuleSet, shown_size
 from iceberg_lineage.quality.schema import schema_diff
 from iceberg_lineage.read.metadata import Schema
 from iceberg_lineage.stats.model import SnapshotStats
+
+
+@dataclass(frozen=True)
+class CountsGap:
+    """Why a column's value or null count is unknown: the live data files without one, and how many of them were
+    written before the column existed (it was added by schema evolution after them, in schema ``added_in``)."""
+
+    files: int
+    predating: int = 0
+    added_in: int | None = None
+
+    def describe(self, column: str) -> str:
+        left_out = "the writer left out value or null counts"
+        if not self.predating:
+            return left_out
+        why = f"{self.predating} file(s) predate column {column} (added in schema id {self.added_in})"
+        others = self.files - self.predating
+        return why if others <= 0 else f"{why}; in {others} other file(s) {left_out}"
 
 
 @dataclass(frozen=True)
@@ -31,6 +50,8 @@ class CheckInputs:
     now_ms: int
     #: Live records per partition, where the walker counted them (partition_skew).
     partition_records: tuple[int, ...] | None = None
+    #: Why the counts of a column ``null_fraction`` names are unknown, by column, where the caller looked.
+    counts_gaps: Mapping[str, CountsGap] = field(default_factory=lambda: MappingProxyType({}))
 
 
 NO_PARENT = "no parent snapshot to compare with (a first snapshot, or its parent expired)"
@@ -165,7 +186,7 @@ def _null_fraction(rule: Rule, inputs: CheckInputs) -> list[Assertion]:
         for name in names:
             col = columns.get(name)
             if col is None or col.null_count is None or col.value_count is None:
-                out.append(_unknown(rule, expected, "the writer left out value or null counts", name))
+                out.append(_unknown(rule, expected, inputs.counts_gaps.get(name, CountsGap(0)).describe(name), name))
             elif col.value_count == 0:
                 out.append(_not_applicable(rule, expected, "no values", name))
             else:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from iceberg_lineage.errors import CatalogError, ConfigError, IcebergLineageError
+from iceberg_lineage.extras import require
 from iceberg_lineage.read.pyiceberg_config import DEFAULT_CATALOG, load_pyiceberg_config
 from iceberg_lineage.redact import scrub
 
@@ -78,6 +79,8 @@ def _load(spec: CatalogSpec) -> Catalog:
     from iceberg_lineage.redact import protect
 
     protect(dict(spec.properties))  # before PyIceberg (or our errors) can show any of them
+    if dict(spec.properties).get("type") == "glue":
+        require("a Glue catalog", "boto3")
     try:
         catalog = load_catalog(spec.name, **_coerced(spec.properties))
     except Exception as exc:  # noqa: BLE001 - any misconfiguration is a catalog error

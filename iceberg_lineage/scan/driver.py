@@ -43,6 +43,8 @@ class ScanOptions:
     dask_scheduler: str | None = None
     dry_run: bool = False
     capture_time: dt.datetime | None = None
+    #: accept a destination other than the one the tables' events went to, and send their history there
+    new_destination: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

@@ -1,6 +1,7 @@
 """A whole scan with its I/O wired, the public entry (``iceberg_lineage.scan.scan_catalogs``, what ``iceberg-lineage
-scan`` and ``make run`` call): the run lock, the state store, the configured OpenLineage client and delivery (or
-stdout for a dry run), progress and notices on stderr."""
+scan`` and ``make run`` call): the run lock, the state store (an old ``./.iceberg-lineage`` adopted first), the
+configured OpenLineage client and delivery (or stdout for a dry run) checked against the tables' recorded
+destination, progress and notices on stderr."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,10 +9,12 @@ import sys
 from typing import TYPE_CHECKING, Callable
 
 from iceberg_lineage.config import Settings, load_settings
+from iceberg_lineage.scan.destination import check_destination, destination_of
 from iceberg_lineage.scan.driver import ScanOptions, scan
 from iceberg_lineage.scan.progress import Progress
 from iceberg_lineage.scan.sinks import delivery_sink, printing_sink
 from iceberg_lineage.scan.summary import ScanSummary, TableOutcome
+from iceberg_lineage.state.adopt import STATE_NAME, adopt_legacy_state, legacy_state
 from iceberg_lineage.state.store import StateStore, acquire_lock
 
 if TYPE_CHECKING:
@@ -35,13 +38,14 @@ def _confirmed(summary: ScanSummary, delivery: Delivery) -> ScanSummary:
 
 def scan_catalogs(options: ScanOptions, settings: Settings | None = None, *, wait: bool = False,
                   progress: bool = False, observer: Callable[[TableOutcome], None] | None = None,
-                  ) -> tuple[ScanSummary, str]:
+                  dry_run_write: Callable[[str], object] | None = None) -> tuple[ScanSummary, str]:
     """Scan ``options.catalogs`` and send what is new; returns the summary and where the events went.
 
     ``settings`` default to the configuration's (:func:`~iceberg_lineage.config.load_settings`). Another scan holding
     the state's lock raises :class:`~iceberg_lineage.state.store.StateLockedError`, or with ``wait`` is waited for.
     The scan sends its own run too (job ``<job namespace>.scan``, :func:`~iceberg_lineage.scan.driver.scan`).
-    ``observer`` sees every table's outcome too (``make run`` tabulates them)."""
+    ``observer`` sees every table's outcome too (``make run`` tabulates them). A dry run writes its JSON Lines with
+    ``dry_run_write`` (default: stdout's)."""
     settings = settings if settings is not None else load_settings()
     with Progress(progress, sys.stderr) as shown:
 
@@ -50,17 +54,21 @@ def scan_catalogs(options: ScanOptions, settings: Settings | None = None, *, wai
             if observer is not None:
                 observer(outcome)
 
-        if options.dry_run:
-            with StateStore(settings.state.path, readonly=True) as store:
-                summary = scan(options, settings, store, printing_sink(sys.stdout.write), on_outcome=on_outcome,
-                               on_listed=shown.listed, own_run=True)
+        if options.dry_run:  # an old ./.iceberg-lineage not adopted yet is what a real scan would start from
+            legacy = legacy_state(settings)
+            with StateStore(settings.state.path if legacy is None else legacy / STATE_NAME, readonly=True) as store:
+                summary = scan(options, settings, store, printing_sink(dry_run_write or sys.stdout.write, settings),
+                               on_outcome=on_outcome, on_listed=shown.listed, own_run=True)
             return summary, "stdout (dry run: nothing sent, state untouched)"
         from iceberg_lineage.delivery.client import describe_transport, disabled, make_client
         from iceberg_lineage.delivery.delivery import Delivery
 
+        adopted = adopt_legacy_state(settings)
+        if adopted is not None:
+            _notice(adopted)
         lock = acquire_lock(settings.state.path, wait=wait, on_wait=_notice)
         try:
-            client = make_client()
+            client = make_client(default_path=settings.state.events_path)
             delivery = Delivery(client, settings)
             if disabled():
                 _notice("OpenLineage is disabled (OPENLINEAGE_DISABLED): nothing is sent and the state does not "
@@ -70,6 +78,10 @@ def scan_catalogs(options: ScanOptions, settings: Settings | None = None, *, wai
                         "queued, so a crash can lose queued events")
             try:
                 with StateStore(settings.state.path) as store:
+                    destination = destination_of(client.transport)
+                    if check_destination(store, [spec.name for spec in options.catalogs], options.filters, destination,
+                                         accept=options.new_destination):
+                        _notice(f"new destination {destination}: the tables' history is sent there")
                     summary = scan(options, settings, store, delivery_sink(delivery), on_outcome=on_outcome,
                                    on_listed=shown.listed, own_run=True)
                 summary = _confirmed(summary, delivery)

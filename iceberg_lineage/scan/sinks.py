@@ -1,4 +1,5 @@
-"""Where a scan's events go: the one delivery path, stdout for a dry run, or any function that takes one event.
+"""Where a scan's events go: the one delivery path, stdout for a dry run (the events as delivery would send them),
+or any function that takes one event.
 
 A sink takes one table's events at a time, in commit order, so that a table's batch goes through
 :meth:`~iceberg_lineage.delivery.delivery.Delivery.emit_many` and a down server costs one round of retries per
@@ -6,7 +7,10 @@ table, not one per event.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    from iceberg_lineage.config import Settings
 
 #: Sink statuses after which a snapshot counts as emitted ("printed": a dry run, whose state is read-only;
 #: "queued": taken by a transport that confirms only when it flushes, ``async_http``; "rejected": refused for good
@@ -54,12 +58,19 @@ def delivery_sink(delivery: Any) -> Sink:
                           result.status for result in delivery.emit_many(from_json(text) for text in texts)]
 
 
-def printing_sink(write: Callable[[str], Any]) -> Sink:
-    """Dry run: each event as one JSON line, nothing sent, nothing recorded."""
+def printing_sink(write: Callable[[str], Any], settings: Settings) -> Sink:
+    """Dry run: each event as the delivery path would send it (shaped for the consumer profile, prepared by the
+    OpenLineage client: :func:`~iceberg_lineage.delivery.preview.outgoing`), one JSON line each; nothing sent,
+    nothing recorded."""
+    from iceberg_lineage.delivery.preview import Preparer, outgoing
+    from iceberg_lineage.lineage.serde import from_json, to_json
+
+    preparer = Preparer()
 
     def sink(texts: Sequence[str]) -> list[str]:
         for text in texts:
-            write(text + "\n")
+            for event in outgoing(from_json(text), settings, preparer):
+                write(to_json(event) + "\n")
         return ["printed"] * len(texts)
 
     return sink

@@ -7,7 +7,9 @@ it (same runId) next time, never loses it. A file lock next to the database keep
 The same file holds the delivery ledger (``ledger``): the snapshots whose events the hook delivered or spooled. It
 is written by hooked processes without the lock (SQLite serialises writers). Schema version 1 files (before the
 ledger) are migrated in place on first writable open; read-only, they read as an empty ledger. Version 3 adds the
-proxy's engine applications (:mod:`iceberg_lineage.state.proxy_runs`).
+proxy's engine applications (:mod:`iceberg_lineage.state.proxy_runs`). Version 4 records, per table, the destination
+its events went to (the transport's type and URL or path, no secret): a scan that would send them elsewhere stops
+(:mod:`iceberg_lineage.scan.destination`); older tables have none until their next scan.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 from iceberg_lineage.errors import ConfigError, IcebergLineageError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -32,7 +34,8 @@ CREATE TABLE IF NOT EXISTS tables (
     metadata_location TEXT,
     current_snapshot_id INTEGER,       -- --mode current watermark: last current snapshot sent as a DatasetEvent
     dropped INTEGER NOT NULL DEFAULT 0,
-    updated_at REAL NOT NULL
+    updated_at REAL NOT NULL,
+    destination TEXT                   -- since schema version 4: where its events went (no secret); NULL: unknown
 );
 CREATE INDEX IF NOT EXISTS tables_by_name ON tables (catalog, identifier);
 CREATE TABLE IF NOT EXISTS snapshots (
@@ -87,9 +90,15 @@ CREATE TABLE IF NOT EXISTS held_commits (  -- per-snapshot COMPLETEs waiting for
 
 
 def prepare(db: sqlite3.Connection) -> None:
-    """Create a writable state file's tables, or migrate an older file to :data:`SCHEMA_VERSION` in place (every
-    migration so far only adds tables, which the DDL creates); refuses a newer file."""
+    """Create a writable state file's tables, or migrate an older file to :data:`SCHEMA_VERSION` in place (versions 2
+    and 3 add tables, which the DDL creates; version 4 adds ``tables.destination``); refuses a newer file."""
     db.executescript(_DDL)
+    if not _has_column(db, "tables", "destination"):
+        try:
+            db.execute("ALTER TABLE tables ADD COLUMN destination TEXT")
+        except sqlite3.OperationalError:  # another process (a hook) migrated the file meanwhile
+            if not _has_column(db, "tables", "destination"):
+                raise
     db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
     version = int(db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0])
     if version > SCHEMA_VERSION:
@@ -97,6 +106,10 @@ def prepare(db: sqlite3.Connection) -> None:
     if version < SCHEMA_VERSION:
         db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
     db.commit()
+
+
+def _has_column(db: sqlite3.Connection, table: str, column: str) -> bool:
+    return any(row[1] == column for row in db.execute(f"PRAGMA table_info({table})"))
 
 
 class StateLockedError(IcebergLineageError):
@@ -178,6 +191,8 @@ class StateStore:
             raise ConfigError(f"state file has schema version {version[0]}, expected {SCHEMA_VERSION}", file=str(path))
         self._has_ledger = self._db.execute(
             "SELECT 1 FROM sqlite_master WHERE type='table' AND name='ledger'").fetchone() is not None
+        #: where this run's events go, written with each table it records (:meth:`send_to`)
+        self.destination: str | None = None
 
     # -- reads -------------------------------------------------------------------------------------------------------
     def get(self, identity: str) -> TrackedTable | None:
@@ -219,6 +234,13 @@ class StateStore:
         for row in cursor:
             yield _tracked_table(row)
 
+    def destinations(self) -> Iterator[tuple[TrackedTable, str | None]]:
+        """Every live table with the destination its events went to (``None``: not recorded, as in files before
+        schema version 4)."""
+        column = "destination" if _has_column(self._db, "tables", "destination") else "NULL"
+        for row in self._db.execute(f"SELECT {_COLUMNS}, {column} FROM tables WHERE dropped=0").fetchall():
+            yield _tracked_table(row), row[-1]
+
     def emitted(self, identity: str) -> list[EmittedSnapshot]:
         rows = self._db.execute(
             "SELECT snapshot_id, sequence_number, timestamp_ms, via, run_id FROM snapshots WHERE identity=? "
@@ -228,6 +250,20 @@ class StateStore:
         return [EmittedSnapshot(*r) for r in rows]
 
     # -- writes ------------------------------------------------------------------------------------------------------
+    def send_to(self, destination: str, identities: Iterable[str], *, reset: Iterable[str] = ()) -> None:
+        """This run's events go to ``destination``: record it for the tables ``identities`` now (each table recorded
+        later gets it too), in one transaction. The tables in ``reset`` forget what was sent before (their emitted
+        snapshots, their current-mode watermark, and their ledger rows), so their history goes to the new place."""
+        self._check_writable()
+        self.destination = destination
+        forget = [(identity,) for identity in reset]
+        with self._db:
+            self._db.executemany("DELETE FROM snapshots WHERE identity=?", forget)
+            self._db.executemany("DELETE FROM ledger WHERE identity=?", forget)
+            self._db.executemany("UPDATE tables SET current_snapshot_id=NULL WHERE identity=?", forget)
+            self._db.executemany("UPDATE tables SET destination=? WHERE identity=?",
+                                 [(destination, identity) for identity in identities])
+
     def record(self, table: TrackedTable, snapshots: Iterable[EmittedSnapshot] = ()) -> None:
         """One table's advance, in one transaction: upsert its row (a ``current_snapshot_id`` of ``None`` keeps the
         recorded one) and add its newly emitted snapshots."""
@@ -236,13 +272,15 @@ class StateStore:
         with self._db:
             self._db.execute(
                 "INSERT INTO tables (identity, catalog, identifier, location, metadata_location, current_snapshot_id,"
-                " dropped, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(identity) DO UPDATE SET"
+                " dropped, updated_at, destination) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(identity) DO UPDATE SET"
                 " catalog=excluded.catalog, identifier=excluded.identifier, location=excluded.location,"
                 " metadata_location=excluded.metadata_location,"
                 " current_snapshot_id=COALESCE(excluded.current_snapshot_id, tables.current_snapshot_id),"
-                " dropped=excluded.dropped, updated_at=excluded.updated_at",
+                " dropped=excluded.dropped, updated_at=excluded.updated_at,"
+                " destination=COALESCE(excluded.destination, tables.destination)",
                 (table.identity, table.catalog, _ident(table.identifier), table.location, table.metadata_location,
-                 table.current_snapshot_id, int(table.dropped), now),
+                 table.current_snapshot_id, int(table.dropped), now, self.destination),
             )
             self._db.executemany(
                 "INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?, ?, ?, ?)",

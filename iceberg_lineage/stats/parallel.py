@@ -19,6 +19,7 @@ import threading
 from typing import Any, Callable, Iterator, Literal
 
 from iceberg_lineage.errors import ConfigError
+from iceberg_lineage.extras import require
 
 ExecutorKind = Literal["threads", "processes", "dask"]
 EXECUTOR_KINDS: tuple[str, ...] = ("threads", "processes", "dask")
@@ -211,10 +212,9 @@ def open_executor(
 
 @contextlib.contextmanager
 def _dask_executor(workers: int, address: str | None) -> Iterator[cf.Executor]:
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise ConfigError("--executor dask needs dask.distributed: pip install 'iceberg-lineage[dask]'") from None
+    require("--executor dask", "distributed")
+    from distributed import Client, LocalCluster
+
     with contextlib.ExitStack() as stack:
         if address:
             try:

@@ -11,6 +11,7 @@ import datetime as dt
 import sys
 from typing import TYPE_CHECKING, Any
 
+from iceberg_lineage.extras import require
 from iceberg_lineage.stats.forms import declared_figures
 from iceberg_lineage.stats.text import human_bytes
 
@@ -28,6 +29,7 @@ _HISTORY_PANELS = ("records", "data_files", "total_files_size_bytes", "delete_fi
 def show_figures_as_png() -> None:
     """In an IPython shell, display Figures as PNG. IPython registers that formatter only once pyplot or
     ``%matplotlib`` was used, and these figures never touch pyplot; a formatter already there is kept."""
+    require("plots", "matplotlib")
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     if shell is None:

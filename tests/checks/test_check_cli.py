@@ -9,6 +9,8 @@ from click.testing import CliRunner
 
 from iceberg_lineage.cli import main
 from tests.support.checks import new_table, rows
+from tests.support.lineage_server import LineageServer
+from tests.support.olschema import validate_event
 
 
 def run(*args: str):
@@ -40,7 +42,7 @@ def test_passing_gate_prints_one_json_object_per_assertion(table, tmp_path):
     assert result.exit_code == 0, result.output
     lines = _lines(result)
     assert [(x["assertion"], x["status"], x["actual"]) for x in lines] == [
-        ("row_count", "pass", "8"), ("snapshots", "pass", "2"), ("manifests", "fail", "2")]
+        ("row_count", "pass", "8"), ("snapshots", "pass", "2"), ("manifests", "warn", "2")]
     assert lines[0]["table"] == "orders" and lines[0]["snapshot_id"] == table.metadata.current_snapshot_id
     assert lines[2]["severity"] == "warn"  # a warning does not fail the gate
 
@@ -107,10 +109,37 @@ def test_catalog_walk_with_the_default_set(sql_catalog, monkeypatch, table):
     assert one.exit_code == 0 and {x["table"] for x in _lines(one)} == {"db.orders"}
 
 
-def test_text_output_is_a_table(table):
+def test_text_output_is_a_table(table, tmp_path):
     result = run("--metadata", table.metadata_location, "--format", "text")
     assert result.exit_code == 0
-    assert "row_count" in result.stdout and "FAIL" in result.stdout  # small files: every file is below 32 MiB
+    assert "row_count" in result.stdout and "WARN" in result.stdout  # small files: every file is below 32 MiB
+    rules = _rules(tmp_path, "- tables: orders\n  rules:\n    snapshots: {max: 1, severity: error}\n")
+    gate = run("--metadata", table.metadata_location, "--rules", rules, "--format", "text")
+    assert gate.exit_code == 1
+    assert [line.split("│")[4].strip() for line in gate.stdout.splitlines() if "snapshots" in line] == ["FAIL"]
+
+
+def test_a_failed_warning_is_warn_and_its_event_still_says_it_failed(table, monkeypatch):
+    """The default small_files rule (severity warn) fails on a table of small files: WARN in the table, status
+    "warn" in JSON, the gate open (exit 0); the OpenLineage assertion, which has only a boolean, is not a success."""
+    text = run("--metadata", table.metadata_location, "--format", "text")
+    assert text.exit_code == 0, text.output
+    cells = {row[0]: row for row in ([c.strip() for c in line.split("│")[1:-1]] for line in text.stdout.splitlines()
+                                     if line.startswith("│"))}
+    assert (cells["small_files"][2], cells["small_files"][3]) == ("warn", "WARN")
+    assert "FAIL" not in text.stdout
+    with LineageServer() as server:
+        monkeypatch.setenv("OPENLINEAGE_URL", server.url)
+        emitted = run("--metadata", table.metadata_location, "--format", "json", "--emit")
+        [event] = [e for e in server.events() if e["eventType"] == "COMPLETE"]
+    assert emitted.exit_code == 0, emitted.output
+    [small] = [x for x in _lines(emitted) if x["assertion"] == "small_files"]
+    assert (small["status"], small["severity"], small["success"], small["actual"]) == (
+        "warn", "warn", False, "1 (2 of 2)")
+    validate_event(event)
+    [sent] = [a for a in event["inputs"][0]["inputFacets"]["dataQualityAssertions"]["assertions"]
+              if a["assertion"] == "small_files"]
+    assert (sent["success"], sent["severity"]) == (False, "warn") and "status" not in sent
 
 
 def test_a_table_without_snapshots(sql_catalog, tmp_path):

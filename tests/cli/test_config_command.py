@@ -23,7 +23,7 @@ def run(tmp_path, monkeypatch, *args: str):
     return CliRunner().invoke(config_command, list(args))
 
 
-def test_each_setting_has_its_value_and_source(tmp_path, monkeypatch):
+def test_each_setting_has_its_value_and_source(tmp_path, monkeypatch, user_state):
     path = tmp_path / "iceberg-lineage.yml"
     path.write_text(f"alerts:\n  webhook: {SECRET}\nspool:\n  max_bytes: 1000\n")
     monkeypatch.setenv("ICEBERG_LINEAGE__JOB__NAMESPACE", "from-env")
@@ -39,9 +39,9 @@ def test_each_setting_has_its_value_and_source(tmp_path, monkeypatch):
     assert rows["consumer.profile"] == ("datahub", "flag")
     assert rows["events.max_bytes"] == (1_000_000, "default")
     assert rows["column_stats.exclude"] == ([], "default")
-    assert (report["state"], report["spool"]) == ("./.iceberg-lineage/state.db", "./.iceberg-lineage/spool")
-    assert report["transport"].startswith("file .iceberg-lineage/events.jsonl")
-    assert not (tmp_path / ".iceberg-lineage").exists()  # showing the configuration creates nothing
+    assert (report["state"], report["spool"]) == (str(user_state / "state.db"), str(user_state / "spool"))
+    assert report["transport"].startswith(f"file {user_state / 'events.jsonl'}")
+    assert not user_state.exists()  # showing the configuration creates nothing
 
 
 def test_text_format_lines_up_key_value_source(tmp_path, monkeypatch):

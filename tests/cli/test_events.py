@@ -11,6 +11,7 @@ import iceberg_lineage.delivery.client as client_module
 from tests.support.fixture_tables import FIXTURES, fixture_relocation
 from tests.support.olschema import validate_event
 from iceberg_lineage.cli import main
+from tests.support.userstate import USER_STATE
 
 DV = "impala_spark_v3_deletion_vectors"
 
@@ -55,8 +56,9 @@ def test_emit_uses_the_client_default_and_reports_on_stderr(monkeypatch):
     result = events("--metadata", str(FIXTURES / DV), "--all-snapshots", "--emit", *_relocate(DV))
     assert result.exit_code == 0, result.stderr
     assert result.stdout == ""
-    assert "sent 4 event(s) to file .iceberg-lineage/events.jsonl" in result.stderr  # 2 runs: START, COMPLETE
-    written = Path(".iceberg-lineage/events.jsonl").read_text().splitlines()
+    # 2 runs: START, COMPLETE
+    assert f"sent 4 event(s) to file {Path.cwd() / USER_STATE / 'events.jsonl'}" in result.stderr
+    written = (USER_STATE / "events.jsonl").read_text().splitlines()
     assert len(written) == 4
     for line in written:
         validate_event(line)

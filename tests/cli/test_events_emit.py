@@ -14,9 +14,10 @@ from iceberg_lineage.cli import main
 from iceberg_lineage.delivery.spool import Spool
 from tests.support.delivery import Answer, LineageServer, free_port, key
 from tests.support.fixture_tables import FIXTURES, fixture_relocation
+from tests.support.userstate import USER_STATE
 
 DV = "impala_spark_v3_deletion_vectors"
-SPOOL = ".iceberg-lineage/spool"
+SPOOL = USER_STATE / "spool"
 
 
 def use(monkeypatch, url: str) -> None:

@@ -34,7 +34,7 @@ def summary_of(result: subprocess.CompletedProcess) -> dict:
     return json.loads(result.stderr.strip().splitlines()[-1])
 
 
-def test_cron_story_over_http(sql_catalog, tmp_path, lineage_server):
+def test_cron_story_over_http(sql_catalog, tmp_path, lineage_server, user_state):
     """First run emits everything, a rerun nothing, new commits exactly themselves, a broken table fails alone."""
     a = write_table(sql_catalog, "db.a", 3)
     write_table(sql_catalog, "db.b", 2)
@@ -48,7 +48,7 @@ def test_cron_story_over_http(sql_catalog, tmp_path, lineage_server):
     # START and COMPLETE each, and the scan's own run
     assert len(events) == 2 * 5 + 2 and summary_of(first)["snapshots"]["emitted"] == 5
     assert "http" in summary_of(first)["events"]
-    assert (tmp_path / ".iceberg-lineage" / "state.db").exists()
+    assert (user_state / "state.db").exists()
 
     rerun = cli("--format", "json", env=env, cwd=tmp_path)
     assert rerun.returncode == 0
@@ -70,7 +70,7 @@ def test_cron_story_over_http(sql_catalog, tmp_path, lineage_server):
     assert summary["tables"]["failed"] == 1 and summary["failures"][0]["table"] == "db.b"
 
 
-def test_text_summary_dry_run_and_unknown_catalog(sql_catalog, tmp_path):
+def test_text_summary_dry_run_and_unknown_catalog(sql_catalog, tmp_path, user_state):
     write_table(sql_catalog, "db.t", 2)
     env = catalog_env(sql_catalog)
     dry = cli("--dry-run", "--format", "text", "--state", str(tmp_path / "s.db"), env=env, cwd=tmp_path)
@@ -79,13 +79,13 @@ def test_text_summary_dry_run_and_unknown_catalog(sql_catalog, tmp_path):
     # the scan's own run around the table's two runs
     assert [json.loads(line)["eventType"] for line in lines] == ["START", *["START", "COMPLETE"] * 2, "COMPLETE"]
     assert "2 emitted" in dry.stderr and "dry run" in dry.stderr
-    assert not (tmp_path / "s.db").exists() and not (tmp_path / ".iceberg-lineage").exists()
+    assert not (tmp_path / "s.db").exists() and not user_state.exists()
 
     unknown = cli("--catalog", "nope", env=env, cwd=tmp_path)
     assert unknown.returncode == 2 and "nope" in unknown.stderr
 
 
-def test_drop_and_rename_through_the_cli(sql_catalog, tmp_path):
+def test_drop_and_rename_through_the_cli(sql_catalog, tmp_path, user_state):
     write_table(sql_catalog, "db.x", 1)
     write_table(sql_catalog, "db.y", 1)
     env = catalog_env(sql_catalog)
@@ -95,17 +95,17 @@ def test_drop_and_rename_through_the_cli(sql_catalog, tmp_path):
     result = cli("--format", "json", env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (summary_of(result)["drops"], summary_of(result)["renames"]) == (1, 1)
-    events = [json.loads(line) for line in (tmp_path / ".iceberg-lineage" / "events.jsonl").read_text().splitlines()]
+    events = [json.loads(line) for line in (user_state / "events.jsonl").read_text().splitlines()]
     # each table's first snapshot is its CREATE; then one DROP and one RENAME, no snapshot twice
     terminal = [e for e in events if e["eventType"] != "START" and e["outputs"]]  # a START names its output, no
     # facets; the scan's own run has none
     assert sorted(lifecycle(e) for e in terminal) == ["CREATE", "CREATE", "DROP", "RENAME"]
 
 
-def test_a_second_scan_exits_2_or_waits(sql_catalog, tmp_path):
+def test_a_second_scan_exits_2_or_waits(sql_catalog, tmp_path, user_state):
     write_table(sql_catalog, "db.t", 1)
     env = catalog_env(sql_catalog)
-    state = tmp_path / ".iceberg-lineage" / "state.db"
+    state = user_state / "state.db"
     lock = acquire_lock(state, wait=False)
     try:
         busy = cli(env=env, cwd=tmp_path)

@@ -130,7 +130,7 @@ def test_datazone_every_event_of_a_3000_column_table_fits_300000_bytes_and_is_va
 
     delivery = Delivery(OpenLineageClient(transport=capture),
                         Settings().updated({"consumer.profile": "datazone", "spool.path": str(tmp_path / "spool")}))
-    with caplog.at_level(logging.WARNING, logger="iceberg_lineage.delivery.delivery"):
+    with caplog.at_level(logging.WARNING, logger="iceberg_lineage.lineage.shaping"):
         assert delivery.emit(event).status == "delivered"
     [sent] = capture.sent
     text = json.dumps(sent, sort_keys=True)

@@ -18,6 +18,7 @@ from iceberg_lineage.lineage.shaping import shaped as shape
 from iceberg_lineage.lineage.runs import application_run_id
 from tests.consumers.tables import doc, snapshot_event, stats, table
 from tests.support.olschema import validate_event
+from tests.support.userstate import USER_STATE
 
 OPENMETADATA = Settings().updated({"consumer.profile": "openmetadata"})
 ATLAN = Settings().updated({"consumer.profile": "atlan", "consumer.connection": "lake-connection"})
@@ -173,7 +174,7 @@ def event_stream(sql_catalog, tmp_path) -> list[dict]:
     assert EMITTERS.flush_all(30)
     scan_catalogs(options, settings)  # the DROP the scanner sees, and its own run
     emit_checks([check_table(("db", "renamed"), settings, catalog=sql_catalog)], settings)
-    lines = (tmp_path / ".iceberg-lineage" / "events.jsonl").read_text().splitlines()
+    lines = (tmp_path / USER_STATE / "events.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines]
 
 

@@ -12,6 +12,7 @@ from iceberg_lineage.cli.replay import replay_command
 from iceberg_lineage.delivery.delivery import Delivery, DeliveryResult, DeliveryStats
 from iceberg_lineage.delivery.replay import ReplayResult, replay
 from iceberg_lineage.delivery.spool import Spool
+from tests.support.userstate import USER_STATE
 
 
 def composite_client(urls: dict[str, str], **options: Any) -> OpenLineageClient:
@@ -100,7 +101,7 @@ def test_replay_command_into_the_embedded_default_file_transport(settings, tmp_p
 
     assert result.exit_code == 0, result.output
     assert "replay: 6 delivered, 0 remaining" in result.stderr
-    assert (tmp_path / ".iceberg-lineage" / "events.jsonl").read_text().splitlines() == bodies
+    assert (tmp_path / USER_STATE / "events.jsonl").read_text().splitlines() == bodies
 
 
 def test_fail_fast_composite_spools_with_the_targets_own_error(serve, settings):
@@ -118,8 +119,8 @@ def test_replay_command_with_nothing_spooled_touches_nothing(tmp_path):
     result = CliRunner().invoke(replay_command, [])
 
     assert result.exit_code == 0
-    assert result.stderr == "iceberg-lineage: replay: nothing spooled in ./.iceberg-lineage/spool\n"
-    assert not (tmp_path / ".iceberg-lineage").exists()
+    assert result.stderr == f"iceberg-lineage: replay: nothing spooled in {tmp_path / USER_STATE / 'spool'}\n"
+    assert not (tmp_path / USER_STATE).exists()
 
 
 def test_an_async_transport_is_reported_as_not_synchronous(settings):

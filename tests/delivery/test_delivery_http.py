@@ -115,10 +115,8 @@ def test_429_is_retried_with_a_bounded_retry_after_then_delivered(serve, setting
     answers = [Answer(429), Answer(429, {"Retry-After": "3600"})]
     server = serve(script=lambda n, _body: answers[n] if n < len(answers) else Answer(200))
     delivery = Delivery(OpenLineageClient(transport=HttpTransport(HttpConfig(url=server.url))), settings)
-    import urllib3.util.retry as urllib3_retry
-
     slept: list[float] = []
-    monkeypatch.setattr(urllib3_retry.time, "sleep", slept.append)  # urllib3's waits, recorded instead of slept
+    monkeypatch.setattr(http_module, "pause", slept.append)  # the retry's waits, recorded instead of waited
 
     result = delivery.emit(run_event())
 

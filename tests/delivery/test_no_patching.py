@@ -18,6 +18,7 @@ from tests.consumers.tables import linked_run, snapshot_event
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.delivery.delivery import Delivery
+from iceberg_lineage.delivery.preview import as_sent
 from iceberg_lineage.delivery.replay import replay
 from iceberg_lineage.lineage.shaping import shaped
 
@@ -69,6 +70,7 @@ def test_the_delivery_paths_set_no_attribute_on_openlineage_objects(writes, serv
         settings = Settings().updated({"consumer.profile": profile, "consumer.connection": "default/iceberg/1"})
         shaped(linked_run(150, 2), settings)
         shaped(snapshot_event(2000, doc="a column"), settings)
+        as_sent([linked_run(150, 2), snapshot_event(2000, doc="a column")], settings)  # what printing commands show
     assert writes == []
 
 

@@ -17,6 +17,7 @@ from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage.events import history_events
 from iceberg_lineage.lineage.serde import to_json
 from iceberg_lineage.stats import table_history
+from tests.support.userstate import USER_STATE
 
 
 @pytest.fixture
@@ -68,7 +69,7 @@ def test_default_is_a_json_lines_file_announced_once(events, capsys):
     for event in events:
         client.emit(event)
     make_client().emit(events[0])  # a second client appends, and says nothing more
-    lines = Path(".iceberg-lineage/events.jsonl").read_text().splitlines()
+    lines = (USER_STATE / "events.jsonl").read_text().splitlines()
     assert len(lines) == len(sent) + 1
     for line, expected in zip(lines, sent):
         got = json.loads(line)
@@ -76,7 +77,7 @@ def test_default_is_a_json_lines_file_announced_once(events, capsys):
         _same_apart_from_client_facets(got, expected)
     err = capsys.readouterr().err
     assert err.count("no OpenLineage transport configured") == 1
-    assert describe_transport(client) == "file .iceberg-lineage/events.jsonl"
+    assert describe_transport(client) == f"file {Path.cwd() / USER_STATE / 'events.jsonl'}"
 
 
 def test_openlineage_env_config_wins_over_default(events, tmp_path, monkeypatch, capsys):
@@ -88,7 +89,7 @@ def test_openlineage_env_config_wins_over_default(events, tmp_path, monkeypatch,
     for event in events:
         client.emit(event)
     assert len(target.read_text().splitlines()) == len(events)
-    assert not Path(".iceberg-lineage").exists()
+    assert not USER_STATE.exists()
     assert capsys.readouterr().err == ""
 
 
@@ -97,13 +98,13 @@ def test_openlineage_yml_in_cwd_wins_over_default(events, tmp_path):
     Path("openlineage.yml").write_text(f"transport:\n  type: file\n  log_file_path: {target}\n  append: true\n")
     make_client().emit(events[0])
     assert len(target.read_text().splitlines()) == 1
-    assert not Path(".iceberg-lineage").exists()
+    assert not USER_STATE.exists()
 
 
 def test_disabled_sends_nothing(events, monkeypatch, capsys):
     monkeypatch.setenv("OPENLINEAGE_DISABLED", "true")
     client = make_client()
     client.emit(events[0])
-    assert not Path(".iceberg-lineage").exists()
+    assert not USER_STATE.exists()
     assert describe_transport(client).startswith("nowhere")
     assert capsys.readouterr().err == ""

@@ -25,11 +25,12 @@ from iceberg_lineage.delivery.emitter import EMITTERS
 from iceberg_lineage.hook import observe
 from iceberg_lineage.lineage.events import snapshot_run_id
 from iceberg_lineage.scan.discovery import TableFilter
+from tests.support.userstate import USER_STATE
 
 NAMESPACE, NAME = "mixed", "mixed_writers"
 TABLE = f"{NAMESPACE}.{NAME}"
-#: The hook's ledger and the scanner's state: the default ``state.path`` under the test's working directory.
-SHARED_STATE = ".iceberg-lineage/state.db"
+#: The hook's ledger and the scanner's state: the default ``state.path``, in the test's per-user state folder.
+SHARED_STATE = USER_STATE / "state.db"
 
 
 def pyiceberg_rows(*ids: int) -> pa.Table:

@@ -23,9 +23,10 @@ from iceberg_lineage.lineage.events import snapshot_run_id
 from iceberg_lineage.scan.driver import ScanOptions, scan
 from iceberg_lineage.scan.sinks import delivery_sink
 from iceberg_lineage.state.store import StateStore
+from tests.support.userstate import USER_STATE
 
-#: The default state.path under the tests' working directory: the hook's ledger and the scanner's state.
-SHARED_STATE = ".iceberg-lineage/state.db"
+#: The default state.path (the per-user state folder of the test): the hook's ledger and the scanner's state.
+SHARED_STATE = USER_STATE / "state.db"
 
 
 def summaries(table) -> dict[int, dict[str, str]]:
@@ -176,7 +177,7 @@ def test_a_spool_that_cannot_be_written_while_the_server_is_down_loses_nothing(s
     identity = str(table.metadata.table_uuid)
     with StateStore(tmp_path / SHARED_STATE) as state:
         assert state.hook_delivered(identity) == frozenset()  # neither delivered nor spooled: nothing confirmed
-    assert not (tmp_path / ".iceberg-lineage" / "spool").exists()
+    assert not (tmp_path / USER_STATE / "spool").exists()
 
     with LineageServer(port=port) as server:
         summary = scan_into(server, sql_catalog, tmp_path / SHARED_STATE, tmp_path)

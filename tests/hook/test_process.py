@@ -8,9 +8,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+
 from tests.support.hook import (
-    assert_hook_facets, inputs, outputs, read_events, rows, table_of, tags_in_metadata, valid, version,
+    SCHEMA, assert_hook_facets, inputs, outputs, read_events, rows, table_of, tags_in_metadata, valid, version,
 )
+from tests.support.userstate import USER_STATE
 
 ETL = """
 import os, sys
@@ -73,7 +76,7 @@ def test_read_a_write_b_script_is_one_run(lake, collector, tmp_path):
     sent: list[str] = []
     spec = CatalogSpec.of("lake", {"type": "sql", **catalog.properties})
     # the scan shares the hook's state (the default state.path, under the same working directory): its ledger
-    with StateStore(tmp_path / ".iceberg-lineage" / "state.db") as state:
+    with StateStore(tmp_path / USER_STATE / "state.db") as state:
         summary = scan(ScanOptions(catalogs=(spec,)), Settings(), state, event_sink(lambda e: sent.append(e) or "delivered"))
     assert summary.snapshots_by_hooks == 1
     assert str(written) not in "".join(sent) and str(first) in "".join(sent)
@@ -105,8 +108,8 @@ def test_default_file_transport_and_existing_sitecustomize(lake, tmp_path):
     script.write_text("import os\nprint(os.environ.get('CHAINED'))\n")
     done = run_cli("--", sys.executable, "show.py", env={**env, "PYTHONPATH": str(site)}, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout == "yes\n"
-    assert done.stderr.count("appending events to .iceberg-lineage/events.jsonl") == 1
-    events = valid(read_events(tmp_path / ".iceberg-lineage" / "events.jsonl"))
+    assert done.stderr.count(f"appending events to {tmp_path / USER_STATE / 'events.jsonl'}") == 1
+    events = valid(read_events(tmp_path / USER_STATE / "events.jsonl"))
     assert [(e["eventType"], e["job"]["name"]) for e in events] == [("START", "show"), ("COMPLETE", "show")]
 
 
@@ -125,7 +128,7 @@ def test_catalog_property_as_load_catalog_argument(lake, tmp_path):
     from iceberg_lineage.delivery.emitter import EMITTERS
 
     assert EMITTERS.flush_all(30)
-    start, event = valid(read_events(tmp_path / ".iceberg-lineage" / "events.jsonl"))
+    start, event = valid(read_events(tmp_path / USER_STATE / "events.jsonl"))
     assert (start["eventType"], start["run"]["runId"]) == ("START", event["run"]["runId"])
     assert event["job"]["name"] == "db.b.pyiceberg" and table_of(outputs(event)[0]) == "db.b"
 

@@ -21,6 +21,7 @@ from iceberg_lineage.delivery.delivery import Delivery
 from iceberg_lineage.delivery.replay import replay
 from iceberg_lineage.delivery.emitter import EMITTERS, Emitter, Emitters
 from iceberg_lineage.delivery.spool import Spool
+from tests.support.userstate import USER_STATE
 
 
 def test_commit_that_fails_for_good_is_a_fail_run_and_the_error_is_untouched(sql_catalog, sink):
@@ -105,7 +106,7 @@ def test_an_unreachable_server_spools_and_replay_delivers(sql_catalog, tmp_path)
     table.append(rows(1))
     dead.events()
 
-    spool_path = tmp_path / ".iceberg-lineage" / "spool"
+    spool_path = tmp_path / USER_STATE / "spool"
     with Spool(spool_path) as spool:
         assert spool.count() == 4  # the CREATE's START and COMPLETE, then the snapshot's
     live = Collector()
@@ -188,6 +189,6 @@ def test_the_exit_flush_is_registered_by_the_first_emitter_not_by_the_import(sin
     first = emitters.emitter_for(sink.client, settings)
     assert emitters.emitter_for(sink.client, settings) is first
     assert emitters.emitter_for(OpenLineageClient(transport=sink.client.transport), settings) is not first
-    assert registered == [emitters.flush_all]
+    assert registered == [emitters.flush_at_exit]
     emitters.shutdown()
 

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from iceberg_lineage.cli import main
 from tests.jobs.eventlog import generated_log, run_event
+from tests.support.userstate import USER_STATE
 
 
 def jobs(*args: str):
@@ -20,8 +21,8 @@ def jobs(*args: str):
 def default_file(tmp_path) -> Path:
     """The generated log where the embedded file transport writes (the test runs in tmp_path)."""
     lines, _ = generated_log()
-    path = Path(".iceberg-lineage") / "events.jsonl"
-    path.parent.mkdir()
+    path = tmp_path / USER_STATE / "events.jsonl"
+    path.parent.mkdir(parents=True)
     path.write_text("\n".join(lines) + "\n{broken\n")
     return path
 
@@ -57,7 +58,7 @@ def test_exit_codes_and_the_default_file(default_file):
     (("--since", "last week"), "expected a duration such as 7d"),
     (("--format", "yaml"), "'yaml' is not one of"),
     (("--events", "missing.jsonl"), "missing.jsonl: no events file"),
-    ((), "file .iceberg-lineage/events.jsonl: no events file (no events were written here yet; give --events FILE)"),
+    ((), f"/{USER_STATE / 'events.jsonl'}: no events file (no events were written here yet; give --events FILE)"),
 ])
 def test_usage_errors_exit_2(args, message):
     result = jobs(*args)

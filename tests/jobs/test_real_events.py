@@ -1,10 +1,10 @@
 """The file transport's own output read back: a scan by the CLI and a hooked PyIceberg session (commits, and a run
-that fails) append to the embedded default ``./.iceberg-lineage/events.jsonl``; ``jobs`` reads it with no flag."""
+that fails) append to the embedded default ``events.jsonl`` in the per-user state folder; ``jobs`` reads it with no
+flag."""
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -18,6 +18,7 @@ from iceberg_lineage.jobs.aggregate import event_ms
 from tests.support.hook import rows as hook_rows
 from tests.support.olschema import validate_event
 from tests.support.scan import catalog_env, write_table
+from tests.support.userstate import USER_STATE
 
 
 def independent_counts(lines: list[str]) -> dict[str, dict[str, int]]:
@@ -54,7 +55,7 @@ def test_scan_and_hooked_runs_read_back(sql_catalog, monkeypatch):
         raise RuntimeError("boom <b>")
     assert EMITTERS.flush_all(30)
 
-    lines = Path(".iceberg-lineage/events.jsonl").read_text().splitlines()
+    lines = (USER_STATE / "events.jsonl").read_text().splitlines()
     for line in lines:
         validate_event(json.loads(line))
     result = CliRunner().invoke(main, ["jobs", "--format", "json", "--max-failure-rate", "0%"])

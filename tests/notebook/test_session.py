@@ -12,6 +12,7 @@ from openlineage.client.transport.http import HttpConfig, HttpTransport
 from pyiceberg.expressions import GreaterThan
 
 from iceberg_lineage.notebook import attach, preview_scan, session as session_module
+from tests.support.userstate import USER_STATE
 
 SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("name", pa.string())])
 
@@ -55,7 +56,7 @@ def test_default_client_writes_the_embedded_file(sql_catalog, tmp_path):
     session = attach(sql_catalog)
     write_and_read(sql_catalog)
     logged = [ev.json for ev in session.events]  # waits for the hook's queue first
-    assert logged == (tmp_path / ".iceberg-lineage" / "events.jsonl").read_text().splitlines() and len(logged) == 8
+    assert logged == (tmp_path / USER_STATE / "events.jsonl").read_text().splitlines() and len(logged) == 8
     assert session_module.current_session() is session
 
 
@@ -94,10 +95,12 @@ def test_preview_scan_sends_and_records_nothing(sql_catalog, tmp_path):
     assert [(ev.data["eventType"], ev.job) for ev in checks] == [("START", "db.orders.checks"),
                                                                  ("COMPLETE", "db.orders.checks")]
     assert len(runs) == len(table.metadata.snapshots) == preview.summary.snapshots_emitted
-    assert len(preview.events) == 2 * len(runs) + 2  # a preview sends no run of the scan's own
+    # what `scan --dry-run` prints: the scan's own run too, a START and a COMPLETE
+    assert [ev.data["eventType"] for ev in preview.events.of_job(".scan")] == ["START", "COMPLETE"]
+    assert len(preview.events) == 2 * len(runs) + 2 + 2
     assert [ev.data["outputs"][0]["facets"]["version"]["datasetVersion"] for ev in runs] == \
         [str(s.snapshot_id) for s in table.metadata.snapshots]
-    assert not (tmp_path / ".iceberg-lineage").exists()
+    assert not (tmp_path / USER_STATE).exists()
     assert "iceberg-lineage scan (dry run)" in preview._repr_html_()
 
 

@@ -52,6 +52,44 @@ def test_unknown_null_counts_fail_never_pass(sql_catalog):
     assert a.description == "the writer left out value or null counts"
 
 
+def test_unknown_null_counts_of_a_column_added_after_the_files_name_them(sql_catalog):
+    """Files written before a column was added (schema evolution) have no counts for it: the assertion says so and
+    in which schema the column came, apart from files whose writer left metrics out (metrics mode none)."""
+    import pyarrow as pa
+    from pyiceberg.types import StringType
+
+    def metrics(mode: str) -> None:
+        table.transaction().set_properties({"write.metadata.metrics.default": mode}).commit_transaction()
+
+    def null_fraction(*columns: str) -> dict:
+        return by_name(check(table, {"null_fraction": {"columns": list(columns), "max": 0.5}}).assertions)
+
+    table = new_table(sql_catalog, "evolved", {"write.metadata.metrics.default": "none"})
+    table.append(rows(0, 4, null_every=2))  # A: no metrics at all
+    metrics("counts")
+    table.append(rows(4, 4, null_every=2))  # B: counts for id, customer_id, amount
+    table.update_schema().add_column("region", StringType()).commit()
+    region = table.schema().find_field("region")
+    added_in = next(s.schema_id for s in table.schemas().values() if region.field_id in s.field_ids)
+    assert added_in == table.schema().schema_id == 1
+    table.append(rows(8, 4).append_column("region", pa.array(["eu", None, "us", "eu"])))  # C: counts for all
+    files = live_files(table)
+    assert [f["record_count"] for f in files if region.field_id not in dict(f["null_value_counts"] or ())] == [4, 4]
+
+    got = null_fraction("region", "customer_id")
+    assert (got["null_fraction:region"].actual, got["null_fraction:region"].description) == (
+        "unknown", "2 file(s) predate column region (added in schema id 1)")  # A and B
+    assert got["null_fraction:customer_id"].description == "the writer left out value or null counts"  # A
+
+    metrics("none")
+    table.append(rows(12, 4).append_column("region", pa.array(["eu"] * 4)))  # D: no metrics again
+    files = live_files(table)
+    assert (len(files), sum(region.field_id not in dict(f["null_value_counts"] or ()) for f in files)) == (4, 3)
+    assert null_fraction("region")["null_fraction:region"].description == (
+        "2 file(s) predate column region (added in schema id 1); in 1 other file(s) the writer left out value or "
+        "null counts")
+
+
 def test_row_drop_after_overwrite(sql_catalog):
     """A delete that rewrites part of a file is an ``overwrite`` snapshot: 10 rows before, 3 after (-70%)."""
     table = new_table(sql_catalog, "overwritten")

@@ -13,6 +13,7 @@ from iceberg_lineage.scan.driver import ScanOptions, scan
 from iceberg_lineage.state.store import StateStore
 from tests.support.olschema import validate_event
 from tests.support.scan import Recorder, catalog_env, cli, spec_of, write_table
+from tests.support.userstate import USER_STATE
 
 JOB = "iceberg-lineage.scan"
 
@@ -26,7 +27,7 @@ def test_a_scan_sends_its_own_run_with_its_summary_and_jobs_reports_the_scanner(
     write_table(sql_catalog, "db.a", 2)
     write_table(sql_catalog, "db.b", 1)
     env = catalog_env(sql_catalog)
-    log = tmp_path / ".iceberg-lineage" / "events.jsonl"
+    log = tmp_path / USER_STATE / "events.jsonl"
     first = cli("--format", "json", "--no-progress", env=env, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     printed = json.loads(first.stderr.strip().splitlines()[-1])

@@ -12,6 +12,7 @@ from iceberg_lineage.scan.driver import ScanOptions, scan
 from iceberg_lineage.scan.sinks import delivery_sink, event_sink, printing_sink, taken
 from iceberg_lineage.state.store import StateStore
 
+from tests.support.delivery import run_event
 from tests.support.scan import run_scan, snapshot_ids, spec_of, write_table
 
 
@@ -59,4 +60,9 @@ def test_taken_and_the_one_event_sinks():
         "delivered", "failed"]
     assert sent == ["a", "b"]
     lines: list[str] = []
-    assert printing_sink(lines.append)(["x", "y"]) == ["printed", "printed"] and lines == ["x\n", "y\n"]
+    texts = [Serde.to_json(run_event()), Serde.to_json(run_event())]
+    assert printing_sink(lines.append, Settings())(texts) == ["printed", "printed"]
+    printed = [json.loads(line) for line in lines]
+    # the generic profile sends an event as it was built; the OpenLineage client adds its version tag
+    assert [p["run"]["facets"].pop("tags")["tags"][0]["key"] for p in printed] == ["openlineage_client_version"] * 2
+    assert printed == [json.loads(t) for t in texts]

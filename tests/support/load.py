@@ -69,8 +69,10 @@ def _replay(spool: Path, client: Any) -> int:
 def hook_load(root: Path, threads: int, commits: int) -> LoadResult:
     """``threads`` writers, each appending ``commits`` times to its own table of one observed catalog.
 
-    The hook's spool is ``./.iceberg-lineage/spool`` of the working directory (``spool.path``'s default).
+    The hook's spool is ``spool.path``'s default, in the per-user state folder (``XDG_STATE_HOME``, which the
+    tests and the benchmark point into their temporary folder).
     """
+    from iceberg_lineage.config import load_settings
     from iceberg_lineage.delivery.emitter import EMITTERS
     from iceberg_lineage.hook import observe
     from iceberg_lineage.lineage.tags import RUN_ID_PROPERTY
@@ -92,7 +94,7 @@ def hook_load(root: Path, threads: int, commits: int) -> LoadResult:
             tables = list(pool.map(writer, range(threads)))
         assert EMITTERS.flush_all(300)
         EMITTERS.shutdown()
-        spool = Path(".iceberg-lineage/spool")
+        spool = Path(load_settings().spool.path)
         replayed = _replay(spool, client) if spool.exists() else 0
         elapsed = time.monotonic() - started
     finally:

@@ -1,0 +1,77 @@
+"""What an event goes out as (:func:`outgoing`), for :class:`~iceberg_lineage.delivery.delivery.Delivery` and for
+the commands that print events (``events``, ``scan --dry-run``: :func:`as_sent`), so that what is printed is what is
+sent.
+
+openlineage-python's ``OpenLineageClient.emit`` adds what its configuration asks for (run and job tags, its own
+``openlineage_client_version`` tag, environment variables, the source code location), reduces datasets and applies
+its filters. That comes first, from a client of the same configuration whose transport keeps each event instead of
+sending it (:class:`Preparer`); then the consumer profile and the byte budget
+(:func:`~iceberg_lineage.lineage.shaping.shape`), so that the budget counts what the client added. The client that
+sends prepares each event again, which changes nothing: its additions are already there.
+"""
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Iterable
+
+from openlineage.client import OpenLineageClient
+from openlineage.client.transport.transport import Transport
+
+from iceberg_lineage.lineage.shaping import shape
+
+if TYPE_CHECKING:
+    from iceberg_lineage.config import Settings
+    from iceberg_lineage.lineage.serde import Event
+
+
+class _Keep(Transport):
+    """Keeps the last event the client hands it, as a transport would get it."""
+
+    kind = "iceberg_lineage_keep"
+
+    def __init__(self) -> None:
+        self.kept: Event | None = None
+
+    def emit(self, event: Event) -> None:  # type: ignore[override]
+        self.kept = event
+
+
+class _KeepingClient(OpenLineageClient):
+    """openlineage-python's client over the transport it is given, even under ``OPENLINEAGE_DISABLED`` (which gives
+    it a no-op one): a preview shows what would be sent once enabled."""
+
+    def _resolve_transport(self, **kwargs: Any) -> Transport:
+        return kwargs["transport"]
+
+
+class Preparer:
+    """openlineage-python's client with ``config`` (default: ``openlineage.yml`` or ``OPENLINEAGE__*``; its transport
+    is not built), over a transport that keeps what its ``emit`` hands on. Thread-safe."""
+
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
+        self._keep = _Keep()
+        self._client = _KeepingClient(transport=self._keep, config=config)
+        self._lock = threading.Lock()
+
+    def prepared(self, event: Event) -> Event | None:
+        """The event as the client would hand it to its transport; None when its filters drop it."""
+        with self._lock:
+            self._keep.kept = None
+            self._client.emit(event)
+            return self._keep.kept
+
+
+def outgoing(event: Event, settings: Settings, preparer: Preparer) -> list[Event]:
+    """The events ``event`` goes out as: prepared by the client, then shaped for the consumer profile and the byte
+    budget; none when the client's filters or the profile drop it."""
+    ready = preparer.prepared(event)
+    if ready is None:
+        return []
+    # the parts again, as the sending client will: new ones (a checks run) get the client's additions too
+    return [p for p in (preparer.prepared(part) for part in shape(ready, settings)) if p is not None]
+
+
+def as_sent(events: Iterable[Event], settings: Settings) -> list[Event]:
+    """``events`` as delivery would send them under ``settings`` and the OpenLineage client's configuration."""
+    preparer = Preparer()
+    return [part for event in events for part in outgoing(event, settings, preparer)]
