@@ -15,9 +15,10 @@ from tests.support.checks import new_table, rows
 from tests.support.delivery import waiting_in
 from tests.support.lineage_server import LineageServer, free_port
 from tests.support.olschema import validate_event
+from tests.support.userstate import USER_STATE
 from tests.support.scan import catalog_env, snapshot_ids, write_table
 
-SPOOL = ".iceberg-lineage/spool"
+SPOOL = USER_STATE / "spool"
 SCANNER = "iceberg-lineage.scan"
 
 

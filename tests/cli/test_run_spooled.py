@@ -25,7 +25,7 @@ def iceberg_lineage(*args: str, url: str, cwd: Path) -> subprocess.CompletedProc
 
 
 @pytest.mark.parametrize("code", [0, 5])
-def test_the_child_code_passes_through_and_a_success_says_what_waits(tmp_path, code):
+def test_the_child_code_passes_through_and_a_success_says_what_waits(tmp_path, user_state, code):
     port = free_port()
     url = f"http://127.0.0.1:{port}"
 
@@ -36,8 +36,7 @@ def test_the_child_code_passes_through_and_a_success_says_what_waits(tmp_path, c
     assert done.stdout == "hello\n"
     said = [line for line in done.stderr.splitlines() if line.startswith("iceberg-lineage: run: ")]
     # the child failed: its exit code says it all; it succeeded: one line, as the exit code stays 0
-    assert said == ([] if code else [WAITS + f"{tmp_path / '.iceberg-lineage' / 'spool'} (send them with "
-                                              "`iceberg-lineage replay`)"])
+    assert said == ([] if code else [WAITS + f"{user_state / 'spool'} (send them with `iceberg-lineage replay`)"])
     with LineageServer(port) as server:
         replayed = iceberg_lineage("replay", url=url, cwd=tmp_path)
         received = server.events()

@@ -17,9 +17,10 @@ from tests.support.delivery import waiting_in
 from tests.support.kafka import KafkaBroker
 from tests.support.lineage_server import free_port
 from tests.support.olschema import validate_event
+from tests.support.userstate import USER_STATE
 from tests.support.scan import catalog_env, write_table
 
-SPOOL = ".iceberg-lineage/spool"
+SPOOL = USER_STATE / "spool"
 #: librdkafka's message timeout in these tests: how long an unacknowledged message is waited for.
 TIMEOUT_MS = 2000
 
