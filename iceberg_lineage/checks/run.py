@@ -163,7 +163,8 @@ def checks_events(results: Sequence[TableCheck], settings: Settings) -> list:
 
 def emit_checks(results: Sequence[TableCheck], settings: Settings, client: OpenLineageClient | None = None
                 ) -> DeliveryStats:
-    """Send the checks runs through the one delivery path; the delivery's counts."""
+    """Send the checks runs through the one delivery path; the delivery's counts, once confirmed
+    (:meth:`~iceberg_lineage.delivery.delivery.Delivery.settled`)."""
     from iceberg_lineage.delivery.client import make_client
     from iceberg_lineage.delivery.delivery import Delivery
 
@@ -171,6 +172,6 @@ def emit_checks(results: Sequence[TableCheck], settings: Settings, client: OpenL
     delivery = Delivery(client, settings)
     try:
         delivery.emit_many(checks_events(results, settings))
+        return delivery.settled()
     finally:
         delivery.close()
-    return delivery.stats

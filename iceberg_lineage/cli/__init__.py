@@ -2,7 +2,7 @@
 Each command lives in its own module; this one only assembles the group.
 
 Exit codes: 0 everything asked for was done; 1 some or all tables could not be read (reason on stderr);
-2 usage or configuration error.
+2 usage or configuration error; 3 done, with events waiting in the spool (one table: ``docs/exit-codes.md``).
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The ``check`` command: a table's rules at a snapshot, one line per assertion, and an exit code that makes it a
 pipeline gate (0: every error-severity assertion passed; 1: one failed or was unknown, or a table could not be read;
-2: usage or configuration error). ``--emit`` sends each table's checks run through the one delivery path."""
+2: usage or configuration error). ``--emit`` sends each table's checks run through the one delivery path; with it,
+3 says the gate passed and the runs' events wait in the spool for ``replay`` (a failed gate stays 1)."""
 from __future__ import annotations
 
 import json
@@ -9,8 +10,8 @@ from typing import Any
 import click
 
 from iceberg_lineage.cli.common import (
-    EXIT_OK, EXIT_TABLE_FAILED, debug_option, default_format, metadata_option, parse_relocate, profile_option,
-    relocate_option, run_guarded, table_option,
+    EXIT_OK, EXIT_TABLE_FAILED, debug_option, default_format, delivery_exit_code, metadata_option, most_serious,
+    parse_relocate, profile_option, relocate_option, run_guarded, table_option,
 )
 from iceberg_lineage.errors import ConfigError
 from iceberg_lineage.printable import markup_safe, printable
@@ -25,7 +26,8 @@ from iceberg_lineage.printable import markup_safe, printable
 @click.option("--snapshot", type=int, metavar="ID", help="Snapshot to check (default: the current one).")
 @click.option("--rules", "rules_file", metavar="FILE",
               help="YAML with a `checks:` list, instead of the configuration's.")
-@click.option("--emit", is_flag=True, help="Send each table's checks run (job <ns>.<table>.checks) to OpenLineage.")
+@click.option("--emit", is_flag=True, help="Send each table's checks run (job <ns>.<table>.checks) to OpenLineage "
+                                          "(exit 3 if they wait in the spool).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None,
               help="text (a table) is the default on a terminal, json (one object per assertion) otherwise.")
 @relocate_option
@@ -42,9 +44,8 @@ def check_command(metadata, catalog, table, namespaces, snapshot, rules_file, em
         config = _config(settings, rules_file)
         results = list(_results(metadata, catalog, table, namespaces, snapshot, relocate, settings, config))
         _print(results, fmt or default_format())
-        if emit:
-            _emit(results, settings)
-        return EXIT_TABLE_FAILED if any(r.blocks for r in results) else EXIT_OK
+        gate = EXIT_TABLE_FAILED if any(r.blocks for r in results) else EXIT_OK
+        return most_serious(gate, _emit(results, settings)) if emit else gate
 
     run_guarded(debug, body)
 
@@ -122,9 +123,11 @@ def _print(results: list, fmt: str) -> None:
         console.print(grid)
 
 
-def _emit(results: list, settings: Any) -> None:
+def _emit(results: list, settings: Any) -> int:
+    """Send the checks runs; the delivery's exit code (3: they wait in the spool; 1: one was lost or refused)."""
     from iceberg_lineage.checks import emit_checks
 
     stats = emit_checks(results, settings)
     click.echo(f"iceberg-lineage: checks runs' events (START, COMPLETE): {stats.delivered} delivered, "
                f"{stats.spooled} spooled, {stats.failed} failed", err=True)
+    return delivery_exit_code(stats)

@@ -1,12 +1,13 @@
 """What every ``iceberg-lineage`` command shares: exit codes, one-line errors, and the table/column options.
 
-Exit codes: 0 everything asked for was done; 1 some or all tables could not be read (reason on stderr);
-2 usage or configuration error.
+Exit codes (``docs/exit-codes.md``): 0 everything asked for was done; 1 some or all tables could not be read, or
+an event was lost or refused (reason on stderr); 2 usage or configuration error; 3 the work was done, and events wait
+in the spool for ``iceberg-lineage replay``. The most serious wins: 2, then 1, then 3 (:func:`most_serious`).
 """
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import click
 
@@ -14,7 +15,25 @@ from iceberg_lineage.errors import ConfigError, IcebergLineageError
 from iceberg_lineage.printable import printable
 from iceberg_lineage.redact import scrub, scrubbed_traceback
 
-EXIT_OK, EXIT_TABLE_FAILED, EXIT_USAGE = 0, 1, 2
+if TYPE_CHECKING:
+    from iceberg_lineage.delivery.results import DeliveryStats
+
+EXIT_OK, EXIT_TABLE_FAILED, EXIT_USAGE, EXIT_SPOOLED = 0, 1, 2, 3
+#: Exit codes from the most serious to the least: a cron job sees the worst thing that happened.
+_PRECEDENCE = (EXIT_USAGE, EXIT_TABLE_FAILED, EXIT_SPOOLED, EXIT_OK)
+
+
+def most_serious(*codes: int) -> int:
+    """The code that wins among ``codes`` (2 > 1 > 3 > 0)."""
+    return min(codes, key=_PRECEDENCE.index, default=EXIT_OK)
+
+
+def delivery_exit_code(stats: DeliveryStats) -> int:
+    """What a delivery's counts make of the exit code: 1 an event lost or refused for good, 3 events wait in the
+    spool, else 0 (disabled delivery sends nothing and owes nothing)."""
+    if stats.lost_or_refused:
+        return EXIT_TABLE_FAILED
+    return EXIT_SPOOLED if stats.waiting else EXIT_OK
 
 
 def fail(exc: BaseException, debug: bool, code: int = EXIT_TABLE_FAILED) -> None:

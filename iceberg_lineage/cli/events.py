@@ -4,13 +4,12 @@ those ``--emit`` would send (:func:`~iceberg_lineage.delivery.preview.as_sent`):
 prepared by the OpenLineage client."""
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import click
 
 from iceberg_lineage.cli.common import (
-    EXIT_OK, EXIT_TABLE_FAILED, column_options, profile_option, run_guarded, selected_snapshot_ids,
+    EXIT_OK, column_options, delivery_exit_code, profile_option, run_guarded, selected_snapshot_ids,
     settings_and_table, table_options,
 )
 
@@ -20,7 +19,7 @@ from iceberg_lineage.cli.common import (
 @click.option("--dataset-events", is_flag=True, help="Current-state DatasetEvents (table facets, no run) instead of runs.")
 @click.option("--emit", is_flag=True,
               help="Send through the OpenLineage client instead of printing JSON Lines; what is not delivered is "
-                   "spooled for `replay` (exit 1).")
+                   "spooled for `replay` (exit 3; 1 if an event was lost or refused).")
 @column_options
 @profile_option
 def events_command(metadata, catalog, table, snapshot, all_snapshots, relocate, debug, dataset_events, emit,
@@ -65,7 +64,8 @@ def build_events(loaded: Any, settings: Any, snapshot: int | None, all_snapshots
 
 def send(events: list, settings: Any) -> int:
     """Send in order through ``Delivery``: what the transport refuses or cannot reach is spooled for ``replay``.
-    Exit code 1 unless every event was delivered (spooled is not delivered); the counts go to stderr."""
+    Exit code 0 when the transport confirmed every event (``async_http`` once its flush did), 3 when the rest waits
+    in the spool, 1 when an event was lost or refused for good; the counts go to stderr."""
     from iceberg_lineage.delivery.client import describe_transport, make_client
     from iceberg_lineage.delivery.delivery import Delivery
 
@@ -73,20 +73,21 @@ def send(events: list, settings: Any) -> int:
     delivery = Delivery(client, settings)
     try:
         results = delivery.emit_many(events)
+        stats = delivery.settled()
     finally:
         delivery.close()
         client.close()
     where = describe_transport(client)
-    counts = Counter(r.status for r in results)
-    missed = counts["spooled"] + counts["failed"]
-    if not missed:
-        click.echo(f"iceberg-lineage: sent {len(events)} event(s) to {where}", err=True)
+    sent = stats.delivered + stats.spooled + stats.failed  # as the profile shaped them
+    if not (stats.spooled or stats.failed):
+        click.echo(f"iceberg-lineage: sent {sent} event(s) to {where}", err=True)
         return EXIT_OK
     failed = next((f" ({r.error})" for r in results if r.status == "failed"), "")
+    rejected = f" ({stats.rejected} refused by the server for good)" if stats.rejected else ""
     click.echo(
-        f"iceberg-lineage: events: {len(events) - missed} of {len(events)} event(s) delivered to {where}; "
-        f"{counts['spooled']} spooled to {delivery.spool_path} (send them with `iceberg-lineage replay`), "
-        f"{counts['failed']} failed{failed}",
+        f"iceberg-lineage: events: {stats.delivered} of {sent} event(s) delivered to {where}; "
+        f"{stats.spooled} spooled{rejected} to {delivery.spool_path} (send them with `iceberg-lineage replay`), "
+        f"{stats.failed} failed{failed}",
         err=True,
     )
-    return EXIT_TABLE_FAILED
+    return delivery_exit_code(stats)

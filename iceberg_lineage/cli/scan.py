@@ -1,8 +1,9 @@
 """``iceberg-lineage scan``: parse arguments, run :func:`~iceberg_lineage.scan.run.scan_catalogs`, print the summary
 on stderr.
 
-Exit codes: 0 all well; 1 some tables (or namespaces, or deliveries) failed; 2 usage, configuration or lock error,
-or a destination other than the one the tables' events went to (until ``--new-destination``).
+Exit codes: 0 all well; 1 some tables (or namespaces, or deliveries) failed, or the server rejected an event; 2 usage,
+configuration or lock error, or a destination other than the one the tables' events went to (until
+``--new-destination``); 3 the work was done and events wait in the spool for ``replay`` (``docs/exit-codes.md``).
 """
 from __future__ import annotations
 

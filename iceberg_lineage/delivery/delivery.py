@@ -11,6 +11,7 @@ spool is spooled behind it, not sent.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import Counter
 from pathlib import Path
@@ -26,6 +27,7 @@ from iceberg_lineage.redact import scrub
 
 if TYPE_CHECKING:
     from openlineage.client import OpenLineageClient
+    from openlineage.client.transport.transport import Transport
 
     from iceberg_lineage.config import Settings
     from iceberg_lineage.lineage.serde import Event
@@ -45,12 +47,20 @@ class Delivery:
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
         self._settings = settings
+        #: What each queueing transport had counted before this delivery used it (:meth:`settled` counts the rest).
+        self._queued_before = {id(t): dict(t.get_stats()) for t in self._queueing()}  # type: ignore[attr-defined]
+
+    def _queueing(self) -> list[Transport]:
+        """The transports that only queue events (``async_http``): "delivered" means queued there."""
+        if self._configured is None:
+            return []
+        return [t for t in transports_of(self._configured.transport) if t.kind == "async_http"]
 
     @property
     def synchronous(self) -> bool:
-        """False when a transport only queues events (``async_http``): "delivered" then confirms nothing."""
-        return self._configured is None or all(
-            t.kind != "async_http" for t in transports_of(self._configured.transport))
+        """False when a transport only queues events (``async_http``): "delivered" then confirms nothing until
+        :meth:`settled`."""
+        return not self._queueing()
 
     @property
     def stats(self) -> DeliveryStats:
@@ -107,7 +117,21 @@ class Delivery:
     def _count(self, result: DeliveryResult) -> DeliveryResult:
         with self._lock:
             self._counts[result.status] += 1
+            self._counts["rejected"] += result.rejected
         return result
+
+    def settled(self, timeout: float = -1) -> DeliveryStats:
+        """The counts once every queueing transport (``async_http``) has flushed: an event it only queued counts as
+        delivered once it confirmed it, and as failed when it gave up on it (it keeps nothing for the spool) or the
+        flush timed out with it still pending."""
+        stats = self.stats
+        unconfirmed = 0
+        for transport in self._queueing():
+            transport.wait_for_completion(timeout)  # type: ignore[attr-defined]
+            now, before = transport.get_stats(), self._queued_before[id(transport)]  # type: ignore[attr-defined]
+            unconfirmed += sum(now[k] - before[k] for k in ("failed", "pending"))
+        unconfirmed = min(unconfirmed, stats.delivered)
+        return dataclasses.replace(stats, delivered=stats.delivered - unconfirmed, failed=stats.failed + unconfirmed)
 
     def close(self) -> None:
         """Close the spool. The configured transport stays the caller's to close (async transports flush there)."""

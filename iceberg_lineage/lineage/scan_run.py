@@ -32,10 +32,12 @@ def scanner_start_event(ref: RunRef, when: dt.datetime) -> RunEvent:
 
 def scanner_end_event(ref: RunRef, when: dt.datetime, summary: Mapping[str, Any] | None = None, *,
                       error: str | None = None) -> RunEvent:
-    """The terminal event, decided by the scan's exit code (``summary["exit_code"]``): COMPLETE for 0; FAIL for
-    anything else (a table, namespace or delivery failed, or the server rejected an event), its ``errorMessage``
-    counting the errors. ``error``: the scan stopped with that exception before it had a summary (FAIL)."""
-    failed = error is not None or summary is None or summary["exit_code"] != 0
+    """The terminal event, decided by the scan's exit code (``summary["exit_code"]``, which the summary facet
+    carries as ``exitCode``): COMPLETE for 0, and for 3 (the work was done; events wait in the spool for
+    ``replay``); FAIL for anything else (a table, namespace or delivery failed, or the server rejected an event),
+    its ``errorMessage`` counting the errors. ``error``: the scan stopped with that exception before it had a
+    summary (FAIL)."""
+    failed = error is not None or summary is None or summary["exit_code"] not in (0, 3)
     message = error
     if message is None and failed and summary is not None:
         message = (f"scan exit code {summary['exit_code']}: {len(summary['failures'])} error(s), "

@@ -87,7 +87,9 @@ def scan(
         raise
     summary = run.summary(time.monotonic() - started)
     if ref is not None:
-        run.sink([to_json(scanner_end_event(ref, _now(), summary.to_json()))])
+        # it carries the exit code as it stands; if it must wait in the spool itself, the scan exits 3 (or worse)
+        ended = run.sink([to_json(scanner_end_event(ref, _now(), summary.to_json()))])
+        summary = dataclasses.replace(summary, events_spooled=summary.events_spooled + list(ended).count("spooled"))
     return summary
 
 
@@ -140,6 +142,13 @@ class _Driver:
         self.by_hooks = 0
         self.resent = 0
         self.rejected = 0
+        #: snapshots emitted: every event confirmed, taken by a transport that confirms only at its flush (queued),
+        #: or with an event waiting in the spool
+        self.delivered = 0
+        self.queued = 0
+        self.spooled = 0
+        #: every event of the scan that waits in the spool, whatever run it belongs to
+        self.events_spooled = 0
         self.drops = 0
         self.renames = 0
         self.gaps: list[tuple[str, Gap]] = []
@@ -183,9 +192,11 @@ class _Driver:
         started = time.monotonic()
         with send_deadline(started + self.settings.scan.delivery_deadline_s - self.delivering_s):
             try:
-                return self._sink(texts)
+                statuses = self._sink(texts)
             finally:
                 self.delivering_s += time.monotonic() - started
+        self.events_spooled += list(statuses).count("spooled")
+        return statuses
 
     def finish(self, outcome: TableOutcome) -> None:
         self.outcomes[outcome.status] += 1
@@ -193,6 +204,8 @@ class _Driver:
         self.by_hooks += outcome.by_hooks
         self.resent += outcome.resent
         self.rejected += outcome.rejected
+        self.delivered += outcome.delivered
+        self.spooled += outcome.spooled
         if outcome.gap:
             self.gaps.append((f"{outcome.catalog}.{outcome.name}", outcome.gap))
         if outcome.failure:
@@ -228,12 +241,16 @@ class _Driver:
             self.state.record(TrackedTable(
                 result.identity, result.catalog, name, result.location or "", result.metadata_location, current,
             ), recorded)
-        accepted = [i for i, statuses in sent if "rejected" not in statuses]
+        accepted = [(i, statuses) for i, statuses in sent if "rejected" not in statuses]
+        emitted = [statuses for i, statuses in accepted if not i.owned]
+        self.queued += sum(1 for statuses in emitted if "queued" in statuses)
         outcome = dataclasses.replace(
             base, status="updated" if sent else "unchanged", failure=None, gap=gap,
-            emitted=sum(1 for i in accepted if not i.owned), by_hooks=sum(1 for i in accepted if i.by_hook),
-            resent=sum(1 for i in accepted if i.owned and not i.by_hook),
+            emitted=len(emitted), by_hooks=sum(1 for i, _ in accepted if i.by_hook),
+            resent=sum(1 for i, _ in accepted if i.owned and not i.by_hook),
             rejected=sum(statuses.count("rejected") for _, statuses in sent),
+            delivered=sum(1 for statuses in emitted if statuses and set(statuses) == {"delivered"}),
+            spooled=sum(1 for statuses in emitted if "spooled" in statuses),
         )
         if stop is not None:
             return self._stopped(outcome, stop, f"snapshot {items[len(sent)].snapshot_id}")
@@ -341,4 +358,7 @@ class _Driver:
             snapshots_resent=self.resent,
             events_rejected=self.rejected,
             delivery=DeliveryPhase(self.settings.scan.delivery_deadline_s, self.delivering_s),
+            snapshots_delivered=None if self.queued else self.delivered,
+            snapshots_spooled=self.spooled,
+            events_spooled=self.events_spooled,
         )

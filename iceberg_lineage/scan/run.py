@@ -4,8 +4,9 @@ configured OpenLineage client and delivery (or stdout for a dry run) checked aga
 destination, progress and notices on stderr."""
 from __future__ import annotations
 
+import dataclasses
 import sys
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from iceberg_lineage.config import Settings, load_settings
 from iceberg_lineage.scan.destination import check_destination, destination_of
@@ -16,9 +17,23 @@ from iceberg_lineage.scan.summary import ScanSummary, TableOutcome
 from iceberg_lineage.state.adopt import STATE_NAME, adopt_legacy_state, legacy_state
 from iceberg_lineage.state.store import StateStore, acquire_lock
 
+if TYPE_CHECKING:
+    from iceberg_lineage.delivery.delivery import Delivery
+
 
 def _notice(message: str) -> None:
     print(f"iceberg-lineage: {message}", file=sys.stderr, flush=True)
+
+
+def _confirmed(summary: ScanSummary, delivery: Delivery) -> ScanSummary:
+    """With a queueing transport (``async_http``), what its flush confirmed: every snapshot it took, or the events it
+    lost (exit code 1)."""
+    if delivery.synchronous:
+        return summary
+    lost = delivery.settled().failed - delivery.stats.failed
+    if lost:
+        return dataclasses.replace(summary, events_unconfirmed=lost)
+    return dataclasses.replace(summary, snapshots_delivered=summary.snapshots_emitted - summary.snapshots_spooled)
 
 
 def scan_catalogs(options: ScanOptions, settings: Settings | None = None, *, wait: bool = False,
@@ -69,6 +84,7 @@ def scan_catalogs(options: ScanOptions, settings: Settings | None = None, *, wai
                         _notice(f"new destination {destination}: the tables' history is sent there")
                     summary = scan(options, settings, store, delivery_sink(delivery), on_outcome=on_outcome,
                                    on_listed=shown.listed, own_run=True)
+                summary = _confirmed(summary, delivery)
             finally:
                 delivery.close()
                 client.close()

@@ -13,13 +13,13 @@ if TYPE_CHECKING:
     from iceberg_lineage.config import Settings
 
 #: Sink statuses after which a snapshot counts as emitted ("printed": a dry run, whose state is read-only;
-#: "rejected": refused for good by the server but kept in the spool, so sending it again would change nothing;
-#: the scan reports it and exits 1).
-ADVANCING = frozenset({"delivered", "spooled", "printed", "rejected"})
+#: "queued": taken by a transport that confirms only when it flushes, ``async_http``; "rejected": refused for good
+#: by the server but kept in the spool, so sending it again would change nothing; the scan reports it and exits 1).
+ADVANCING = frozenset({"delivered", "spooled", "printed", "queued", "rejected"})
 
 #: Sends one table's events (JSON, in commit order) and returns a status per event it took: "delivered",
-#: "spooled", "rejected", "failed", "disabled" or "printed". It may stop after the first status not in :data:`ADVANCING`; the
-#: scanner records only the events before that one.
+#: "spooled", "queued", "rejected", "failed", "disabled" or "printed". It may stop after the first status not in
+#: :data:`ADVANCING`; the scanner records only the events before that one.
 Sink = Callable[[Sequence[str]], Sequence[str]]
 
 
@@ -49,11 +49,13 @@ def event_sink(send: Callable[[str], str]) -> Sink:
 
 def delivery_sink(delivery: Any) -> Sink:
     """Send through :class:`~iceberg_lineage.delivery.delivery.Delivery` (the one delivery path), a table at a time:
-    after the first event not delivered, the rest of the table go straight to the spool, in order behind it."""
+    after the first event not delivered, the rest of the table go straight to the spool, in order behind it. What a
+    queueing transport took is "queued", not "delivered": it confirms nothing before its flush."""
     from iceberg_lineage.lineage.serde import from_json
 
-    return lambda texts: ["rejected" if result.rejected else result.status
-                          for result in delivery.emit_many(from_json(text) for text in texts)]
+    delivered = "delivered" if delivery.synchronous else "queued"
+    return lambda texts: ["rejected" if result.rejected else delivered if result.status == "delivered" else
+                          result.status for result in delivery.emit_many(from_json(text) for text in texts)]
 
 
 def printing_sink(write: Callable[[str], Any], settings: Settings) -> Sink:

@@ -66,6 +66,10 @@ class TableOutcome:
     resent: int = 0
     #: events the server refused for good (HTTP 4xx other than 408/429): kept in the spool, not delivered
     rejected: int = 0
+    #: of the snapshots emitted, those whose every event the transport confirmed, and those with an event waiting
+    #: in the spool; those a queueing transport (``async_http``) took are neither until it flushed
+    delivered: int = 0
+    spooled: int = 0
 
     @property
     def name(self) -> str:
@@ -106,11 +110,23 @@ class ScanSummary:
     snapshots_resent: int = 0
     events_rejected: int = 0
     delivery: DeliveryPhase | None = None
+    #: Snapshots emitted whose events the transport confirmed; None while a queueing transport (``async_http``)
+    #: has not confirmed them yet (its flush comes after the scan's own end event).
+    snapshots_delivered: int | None = 0
+    #: Snapshots emitted with an event waiting in the spool for ``replay``.
+    snapshots_spooled: int = 0
+    #: Every event of the scan that waits in the spool: the snapshots' runs, RENAMEs, DROPs and the scan's own run.
+    events_spooled: int = 0
+    #: Events a queueing transport (``async_http``) gave up on after the scan handed them over: lost.
+    events_unconfirmed: int = 0
 
     @property
     def exit_code(self) -> int:
-        """1 when a table failed or an event was rejected (rejected means not delivered)."""
-        return 1 if self.failures or self.events_rejected else 0
+        """1 when a table failed or an event was rejected or lost (not delivered, and a replay will not help);
+        else 3 when events wait in the spool for ``replay``; else 0 (``docs/exit-codes.md``)."""
+        if self.failures or self.events_rejected or self.events_unconfirmed:
+            return 1
+        return 3 if self.events_spooled else 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -118,9 +134,12 @@ class ScanSummary:
             "dry_run": self.dry_run,
             "tables": {"scanned": self.tables_scanned, "unchanged": self.unchanged, "updated": self.updated,
                        "failed": self.failed},
-            "snapshots": {"emitted": self.snapshots_emitted, "already_emitted_by_hooks": self.snapshots_by_hooks,
+            "snapshots": {"emitted": self.snapshots_emitted, "delivered": self.snapshots_delivered,
+                          "spooled": self.snapshots_spooled, "already_emitted_by_hooks": self.snapshots_by_hooks,
                           "resent_for_hooks": self.snapshots_resent},
             "rejected_events": self.events_rejected,
+            "spooled_events": self.events_spooled,
+            "unconfirmed_events": self.events_unconfirmed,
             "drops": self.drops,
             "renames": self.renames,
             "gaps": [{"table": t, **dataclasses.asdict(g)} for t, g in self.gaps],
@@ -149,6 +168,8 @@ def outcome_line(o: TableOutcome) -> str | None:
     if o.status != "updated":
         return None
     parts = [f"{o.emitted} snapshot(s) emitted"]
+    if o.spooled:
+        parts.append(f"{o.spooled} spooled")
     if o.by_hooks:
         parts.append(f"{o.by_hooks} already emitted by hooks")
     if o.resent:
@@ -168,6 +189,14 @@ def summary_text(s: ScanSummary, events_to: str) -> str:
         + (f", {s.snapshots_resent} re-sent for hooks" if s.snapshots_resent else "")
         if s.mode == "history" else f"  dataset events: {s.snapshots_emitted} emitted (current snapshots)",
     ]
+    if not s.dry_run:
+        delivered = "? (not confirmed yet)" if s.snapshots_delivered is None else s.snapshots_delivered
+        waiting = (f" ({s.events_spooled} event(s) wait in the spool: send them with iceberg-lineage replay)"
+                   if s.events_spooled else "")
+        lines.append(f"  sent:      {delivered} delivered, {s.snapshots_spooled} spooled{waiting}")
+    if s.events_unconfirmed:
+        lines.append(f"  lost:      {s.events_unconfirmed} event(s) the async_http transport queued and then gave "
+                     "up on")
     if s.events_rejected:
         lines.append(f"  rejected:  {s.events_rejected} event(s) refused by the server, not delivered (kept in the "
                      "spool: iceberg-lineage replay --list)")

@@ -1,5 +1,6 @@
 """``events --emit`` sends through ``Delivery``, the one delivery path (hardening issue, item 2): what the server
-refuses or never sees is spooled, ``replay`` sends it, and the exit code says not everything was delivered."""
+refuses or never sees is spooled, ``replay`` sends it, and the exit code says not everything was delivered: 3 when
+the events wait in the spool, 1 when the server refused one for good (issue 28)."""
 from __future__ import annotations
 
 import socket
@@ -48,7 +49,7 @@ def test_a_down_server_leaves_the_events_in_the_spool_and_replay_sends_them(monk
 
     result = emit()
 
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 3, result.output
     # two snapshots' runs, START and COMPLETE each
     assert "0 of 4 event(s) delivered" in result.stderr and "4 spooled" in result.stderr
     assert "iceberg-lineage replay" in result.stderr and "Traceback" not in result.output
@@ -65,8 +66,8 @@ def test_a_rejected_event_is_spooled_with_its_rejection_counted(monkeypatch, sta
 
         result = emit()
 
-        assert result.exit_code == 1, result.output
-        assert "0 of 4 event(s) delivered" in result.stderr and "4 spooled" in result.stderr
+        assert result.exit_code == 1, result.output  # refused for good: a replay alone will not deliver it
+        assert "0 of 4 event(s) delivered" in result.stderr and "4 spooled (1 refused" in result.stderr
         with Spool(SPOOL) as spool:
             rows = spool.read(0, 10)
         # the other events (same table) went to the spool untried, behind the rejected one
@@ -107,7 +108,7 @@ def test_a_connection_reset_spools_the_events(monkeypatch):
     finally:
         resetting.close()
 
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 3, result.output
     assert "0 of 4 event(s) delivered" in result.stderr and "4 spooled" in result.stderr
     assert resetting.resets == 1  # the rest of the batch went to the spool untried
     assert len(spooled_keys()) == 4

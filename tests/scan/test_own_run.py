@@ -41,7 +41,9 @@ def test_a_scan_sends_its_own_run_with_its_summary_and_jobs_reports_the_scanner(
     assert "icebergLineageScan" not in start["run"]["facets"]
     facet = complete["run"]["facets"]["icebergLineageScan"]
     assert facet["tables"] == printed["tables"] == {"scanned": 2, "unchanged": 0, "updated": 2, "failed": 0}
-    assert facet["snapshots"] == {"emitted": 3, "alreadyEmittedByHooks": 0, "resentForHooks": 0}
+    # the file transport wrote them all: delivered
+    assert facet["snapshots"] == {"emitted": 3, "delivered": 3, "spooled": 0, "alreadyEmittedByHooks": 0,
+                                  "resentForHooks": 0}
     assert printed["snapshots"]["emitted"] == 3
     assert (facet["errors"], facet["exitCode"], facet["rejectedEvents"], facet["mode"], facet["dryRun"]) == \
         (0, 0, 0, "history", False)

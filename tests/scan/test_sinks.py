@@ -19,6 +19,8 @@ from tests.support.scan import run_scan, snapshot_ids, spec_of, write_table
 class BatchDelivery:
     """Stands in for ``Delivery``: records each ``emit_many`` batch and answers with the given statuses."""
 
+    synchronous = True
+
     def __init__(self, statuses: list[str]) -> None:
         self.batches: list[list[dict]] = []
         self._statuses = statuses

@@ -139,10 +139,11 @@ def test_scan_progress_summary_and_failures_are_escaped_and_masked(hostile_catal
     lines = text.stderr.splitlines()
     assert sorted(line for line in lines if line.startswith("scan: ")) == sorted([
         f"scan: test.db.{evil}: 1 snapshot(s) emitted", f"scan: {failed}"])
-    assert re.fullmatch(r"iceberg-lineage scan \(history\): 2 table\(s\) scanned in [0-9.]+ s", lines[-5])
-    assert lines[-4:] == [
+    assert re.fullmatch(r"iceberg-lineage scan \(history\): 2 table\(s\) scanned in [0-9.]+ s", lines[-6])
+    assert lines[-5:] == [
         "  tables:    0 unchanged, 1 updated, 1 failed",
         "  snapshots: 1 emitted, 0 already emitted by hooks",
+        "  sent:      1 delivered, 0 spooled",
         f"  failed:  {failed.replace(': FAILED', '')}",
         f"  events:    file {tmp_path / 'events.jsonl'}",
     ]

@@ -72,3 +72,13 @@ def missing_lowest_openlineage() -> str | None:
         error = OPENLINEAGE_MIN_VENV.parent.with_suffix(".error")
         return f"no {OPENLINEAGE_MIN_VENV} (make provision)" + (f": {error.read_text().strip()}" if error.exists() else "")
     return None
+
+
+def waiting_in(spool: str | Path) -> int:
+    """How many events wait in the spool at ``spool`` (0 when there is none)."""
+    from iceberg_lineage.delivery.spool import Spool
+
+    if not Spool.exists(spool):
+        return 0
+    with Spool(spool) as opened:
+        return opened.count()

@@ -28,12 +28,13 @@ MAX_LISTED_FAILURES = 20
 
 @attr.define
 class IcebergLineageScanRunFacet(RunFacet):
-    """What one scan did: tables, snapshots sent, events rejected, drops, renames, gaps, errors, its exit code."""
+    """What one scan did: tables, snapshots sent (delivered, spooled), events rejected, drops, renames, gaps,
+    errors, its exit code."""
 
     mode: str
     dryRun: bool  # noqa: N815
     tables: dict[str, int]
-    snapshots: dict[str, int]
+    snapshots: dict[str, int | None]
     rejectedEvents: int  # noqa: N815
     drops: int
     renames: int
@@ -56,7 +57,8 @@ def scan_summary_facet(summary: Mapping[str, Any]) -> IcebergLineageScanRunFacet
         mode=summary["mode"],
         dryRun=summary["dry_run"],
         tables={k: tables[k] for k in ("scanned", "unchanged", "updated", "failed")},
-        snapshots={"emitted": snapshots["emitted"], "alreadyEmittedByHooks": snapshots["already_emitted_by_hooks"],
+        snapshots={"emitted": snapshots["emitted"], "delivered": snapshots["delivered"],
+                   "spooled": snapshots["spooled"], "alreadyEmittedByHooks": snapshots["already_emitted_by_hooks"],
                    "resentForHooks": snapshots["resent_for_hooks"]},
         rejectedEvents=summary["rejected_events"],
         drops=summary["drops"],
