@@ -70,32 +70,46 @@ def measure(command: list[str]) -> tuple[float, float]:
     return float(seconds), float(mb)
 
 
+#: The baseline, in the same run: the standard library reading and decoding the same file, nothing kept after.
+JSON_LOAD = "import json, sys; json.load(open(sys.argv[1], 'rb'))"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--snapshots", type=int, default=100_000)
     parser.add_argument("--branches", type=int, default=10_000)
     parser.add_argument("--command", choices=["stats", "events"], default="stats")
+    parser.add_argument("--shape", choices=["snapshots", "branches", "both"], default="both")
+    parser.add_argument("--scales", default="1,2", help="multiples of the size, each measured (ratios: to the first)")
     args = parser.parse_args()
     flags = ["--format", "json"] if args.command == "stats" else []  # the current snapshot, as the audit ran it
     shapes = {"snapshots": lambda k: (args.snapshots * k, 0),
               "branches": lambda k: (2 * args.branches * k, args.branches * k)}
+    scales = [int(k) for k in args.scales.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         empty = Path(tmp) / "snap.avro"
         empty_manifest_list(empty)
         for shape, size in shapes.items():
+            if args.shape not in (shape, "both"):
+                continue
             rows = []
-            for k in (1, 2):
+            for k in scales:
                 snapshots, branches = size(k)
                 path = Path(tmp) / f"{shape}{k}.metadata.json"
                 path.write_text(json.dumps(metadata(snapshots, branches, str(empty))))
+                base_s, base_mb = measure([sys.executable, "-c", JSON_LOAD, str(path)])
                 seconds, mb = measure([sys.executable, "-m", "iceberg_lineage.cli", args.command, "--metadata",
                                        str(path), *flags])
-                rows.append((snapshots, branches, seconds, mb))
+                size_b = path.stat().st_size
+                rows.append((snapshots, seconds, mb))
                 print(f"{args.command} {shape}: {snapshots:,} snapshots, {branches:,} branches "
-                      f"({path.stat().st_size / 2**20:.0f} MiB): {seconds:.1f} s, peak RSS {mb:.0f} MB")
-            (n1, _, t1, m1), (n2, _, t2, m2) = rows
-            print(f"  x2 input: time x{t2 / t1:.2f}, RSS x{m2 / m1:.2f}, "
-                  f"{(m2 - m1) * 1e6 / (n2 - n1):,.0f} bytes a snapshot")
+                      f"({size_b / 2**20:.0f} MiB, {size_b / snapshots:.0f} bytes a snapshot): {seconds:.1f} s, "
+                      f"peak RSS {mb:.0f} MB; json.load of the file {base_s:.1f} s, {base_mb:.0f} MB: "
+                      f"time x{seconds / base_s:.2f}, RSS x{mb / base_mb:.2f}")
+            (n1, t1, m1) = rows[0]
+            for n2, t2, m2 in rows[1:]:
+                print(f"  x{n2 / n1:g} input: time x{t2 / t1:.2f}, RSS x{m2 / m1:.2f}, "
+                      f"{(m2 - m1) * 1e6 / (n2 - n1):,.0f} bytes a snapshot (the file's own bytes included)")
 
 
 if __name__ == "__main__":
