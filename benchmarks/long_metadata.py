@@ -1,13 +1,21 @@
 """``stats`` and ``events`` on long metadata: many snapshots (one chain of appends), or many branches over them.
-Each shape runs at ``--scale`` and twice that in a child process; the ratios of time and peak RSS tell whether the
-cost is linear (about 2.0) and the per-snapshot memory is printed. The audit: 400,000 snapshots ran ``stats`` out of
+Each shape runs at each of ``--scales`` (multiples of its size, by default 1 and 2) in a child process; the ratios of
+time and peak RSS tell whether the cost is linear (about 2.0 at twice the size) and the per-snapshot memory is
+printed. The audit: 400,000 snapshots ran ``stats`` out of
 4 GB after 367 s; 10,000 branches took 127 s and 3.5 GB.
 
     .venv/bin/python benchmarks/long_metadata.py [--snapshots 100000] [--branches 10000] [--command stats|events]
+        [--shape snapshots|branches|both] [--scales 1,2] [--all-snapshots]
 
-Measured (2 shared cores): 100,000 / 200,000 snapshots: ``stats`` 8.2 s / 17.8 s, 257 / 488 MB (2.3 KB a
-snapshot); ``events`` 11.8 s / 17.9 s, 272 / 488 MB. 10,000 / 20,000 branches over 20,000 / 40,000 snapshots:
-``stats`` 1.7 s / 3.6 s, 79 / 129 MB (before: 61 s / 297 s, 2.9 / 11.7 GB); ``events`` 5.3 s / 6.6 s, 117 / 160 MB.
+Each size is also read by ``json.load`` alone in its own child (the baseline, same run): the time ratio to it
+stays put when the cost is linear; the file's own bytes are counted in the bytes a snapshot.
+
+Measured (2 cores shared with other work, load 4 to 7: times are noisy, memory is not), 100,000 / 400,000
+snapshots, 505 bytes of JSON each: ``stats`` 3.9 s / 10.5 s, 152 / 525 MB, 1,242 bytes a snapshot (before:
+3.5 s / 11.8 s, 254 / 933 MB, 2,265 bytes); ``events`` 3.1 s / 7.2 s, 154 / 524 MB, 1,236 bytes (before: 6.0 s /
+17.9 s, 265 / 933 MB). ``events --all-snapshots`` at 5,000 / 10,000: 9.4 s / 17.7 s, 94 / 115 MB (before: 42 s /
+68 s, 139 / 205 MB). 10,000 / 20,000 branches over 20,000 / 40,000 snapshots: ``stats`` 1.7 s / 3.6 s, 79 / 129 MB
+(before the refs fix: 61 s / 297 s, 2.9 / 11.7 GB); ``events`` 5.3 s / 6.6 s, 117 / 160 MB.
 """
 from __future__ import annotations
 
@@ -81,8 +89,10 @@ def main() -> None:
     parser.add_argument("--command", choices=["stats", "events"], default="stats")
     parser.add_argument("--shape", choices=["snapshots", "branches", "both"], default="both")
     parser.add_argument("--scales", default="1,2", help="multiples of the size, each measured (ratios: to the first)")
+    parser.add_argument("--all-snapshots", action="store_true", help="every snapshot, not the current one")
     args = parser.parse_args()
     flags = ["--format", "json"] if args.command == "stats" else []  # the current snapshot, as the audit ran it
+    flags += ["--all-snapshots"] if args.all_snapshots else []
     shapes = {"snapshots": lambda k: (args.snapshots * k, 0),
               "branches": lambda k: (2 * args.branches * k, args.branches * k)}
     scales = [int(k) for k in args.scales.split(",")]

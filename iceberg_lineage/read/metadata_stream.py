@@ -34,7 +34,8 @@ def decode_metadata_text(text: str) -> JsonObject:
     try:
         return _walk(text)
     except (_Irregular, StopIteration, ValueError, RecursionError):
-        return _DECODER.decode(text)
+        pass  # decoded again below, once the walk's frames (and what it had built) are gone with the exception
+    return _DECODER.decode(text)
 
 
 def _walk(text: str) -> JsonObject:
