@@ -14,8 +14,9 @@ Measured (2 cores shared with other work, load 4 to 7: times are noisy, memory i
 snapshots, 505 bytes of JSON each: ``stats`` 3.9 s / 10.5 s, 152 / 525 MB, 1,242 bytes a snapshot (before:
 3.5 s / 11.8 s, 254 / 933 MB, 2,265 bytes); ``events`` 3.1 s / 7.2 s, 154 / 524 MB, 1,236 bytes (before: 6.0 s /
 17.9 s, 265 / 933 MB). ``events --all-snapshots`` at 5,000 / 10,000: 9.4 s / 17.7 s, 94 / 115 MB (before: 42 s /
-68 s, 139 / 205 MB). 10,000 / 20,000 branches over 20,000 / 40,000 snapshots: ``stats`` 1.7 s / 3.6 s, 79 / 129 MB
-(before the refs fix: 61 s / 297 s, 2.9 / 11.7 GB); ``events`` 5.3 s / 6.6 s, 117 / 160 MB.
+68 s, 139 / 205 MB). 10,000 / 20,000 branches over 20,000 / 40,000 snapshots: ``stats`` 2.2 s / 3.1 s, 58 / 86 MB
+(before: 1.3 s / 1.5 s, 78 / 128 MB; before the refs fix: 61 s / 297 s, 2.9 / 11.7 GB); ``events`` 5.0 s / 6.6 s,
+93 / 114 MB (before: 4.4 s / 8.2 s, 114 / 157 MB).
 """
 from __future__ import annotations
 
