@@ -4,7 +4,8 @@ those ``--emit`` would send (:func:`~iceberg_lineage.delivery.preview.as_sent`):
 prepared by the OpenLineage client."""
 from __future__ import annotations
 
-from typing import Any
+import datetime as dt
+from typing import Any, Iterator
 
 import click
 
@@ -31,7 +32,7 @@ def events_command(metadata, catalog, table, snapshot, all_snapshots, relocate, 
                                               column_stats, include_columns, exclude_columns, profile)
         events = build_events(loaded, settings, snapshot, all_snapshots, dataset_events)
         if emit:
-            return send(events, settings)
+            return send(list(events), settings)
         from iceberg_lineage.delivery.preview import as_sent
         from iceberg_lineage.lineage.serde import to_json
 
@@ -42,24 +43,32 @@ def events_command(metadata, catalog, table, snapshot, all_snapshots, relocate, 
     run_guarded(debug, body)
 
 
-def build_events(loaded: Any, settings: Any, snapshot: int | None, all_snapshots: bool, dataset_events: bool) -> list:
+def build_events(loaded: Any, settings: Any, snapshot: int | None, all_snapshots: bool,
+                 dataset_events: bool) -> Iterator:
     """The events the options ask for, each run with its START (``events.start_events``); a table without
-    snapshots has no runs, only its table-level state."""
-    from openlineage.client.event_v2 import RunEvent
-
-    from iceberg_lineage.lineage.events import dataset_event, history_events, with_start
-    from iceberg_lineage.lineage.profiles import current_state_event
+    snapshots has no runs, only its table-level state. The figures are read first (an error prints nothing); the
+    events are built as they are printed: 400,000 snapshots' events, 23 KB each, are never held together."""
+    from iceberg_lineage.lineage.events import dataset_event
     from iceberg_lineage.stats import table_history
 
     ids = selected_snapshot_ids(loaded, snapshot, all_snapshots)
     history = table_history(loaded, columns=settings.column_stats, snapshot_ids=ids)
-    if not dataset_events:
-        built = history_events(loaded, history, settings)
-    elif not history.snapshots:
-        return [dataset_event(loaded, None, settings)]
-    else:
-        built = [current_state_event(loaded, stats, settings) for stats in history]
-    return [e for b in built for e in (with_start(b, settings) if isinstance(b, RunEvent) else [b])]
+    if dataset_events and not history.snapshots:
+        return iter([dataset_event(loaded, None, settings)])
+    return _each_snapshot(loaded, history, settings, dataset_events)
+
+
+def _each_snapshot(loaded: Any, history: Any, settings: Any, dataset_events: bool) -> Iterator:
+    from openlineage.client.event_v2 import RunEvent
+
+    from iceberg_lineage.lineage.events import history_events, with_start
+    from iceberg_lineage.lineage.profiles import current_state_event
+
+    capture = dt.datetime.now(dt.timezone.utc)  # one capture time for every run, as history_events gives them
+    for stats in history:
+        built = (current_state_event(loaded, stats, settings) if dataset_events
+                 else history_events(loaded, [stats], settings, capture_time=capture)[0])
+        yield from with_start(built, settings) if isinstance(built, RunEvent) else [built]
 
 
 def send(events: list, settings: Any) -> int:

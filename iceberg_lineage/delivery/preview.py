@@ -12,7 +12,7 @@ sends prepares each event again, which changes nothing: its additions are alread
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from openlineage.client import OpenLineageClient
 from openlineage.client.transport.transport import Transport
@@ -71,7 +71,9 @@ def outgoing(event: Event, settings: Settings, preparer: Preparer) -> list[Event
     return [p for p in (preparer.prepared(part) for part in shape(ready, settings)) if p is not None]
 
 
-def as_sent(events: Iterable[Event], settings: Settings) -> list[Event]:
-    """``events`` as delivery would send them under ``settings`` and the OpenLineage client's configuration."""
+def as_sent(events: Iterable[Event], settings: Settings) -> Iterator[Event]:
+    """``events`` as delivery would send them under ``settings`` and the OpenLineage client's configuration, one at
+    a time (``events`` prints a long history as it is built)."""
     preparer = Preparer()
-    return [part for event in events for part in outgoing(event, settings, preparer)]
+    for event in events:
+        yield from outgoing(event, settings, preparer)

@@ -10,7 +10,7 @@ import functools
 import uuid
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Container, Iterable, Iterator, Mapping
 
 #: Default ``write.target-file-size-bytes`` (512 MiB); files below half of it count as small.
 DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024
@@ -82,8 +82,10 @@ class PartitionSpec:
         return all(f.transform == "void" for f in self.fields)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Snapshot:
+    """One snapshot; slotted, as a table may hold 400,000 of them."""
+
     snapshot_id: int
     parent_id: int | None
     sequence_number: int | None
@@ -170,9 +172,10 @@ class MetadataFile:
             return self.schemas[snapshot.schema_id]
         return self.current_schema
 
-    def snapshots_in_commit_order(self) -> tuple[Snapshot, ...]:
-        """Snapshots ordered by sequence number (v2+), then timestamp, then position in the file."""
-        indexed = list(enumerate(self.snapshots))
+    def snapshots_in_commit_order(self, wanted: Container[int] | None = None) -> tuple[Snapshot, ...]:
+        """Snapshots (those of ``wanted`` ids only, if given) ordered by sequence number (v2+), then timestamp, then
+        position in the file."""
+        indexed = [(i, s) for i, s in enumerate(self.snapshots) if wanted is None or s.snapshot_id in wanted]
         indexed.sort(key=lambda p: (p[1].sequence_number or 0, p[1].timestamp_ms, p[0]))
         return tuple(s for _, s in indexed)
 

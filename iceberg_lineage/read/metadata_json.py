@@ -30,6 +30,8 @@ def shown(value: Json, limit: int = 40) -> str:
 def long_value(value: Json, what: str) -> int:
     """An integer in the spec's long range, else a ``ValueError`` naming the field (``Infinity``, ``2**64``,
     ``"5"``)."""
+    if type(value) is int and LONG_MIN <= value <= LONG_MAX:  # the common case, first: 700,000 calls a 100,000
+        return value  # snapshots file
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{what}: expected an integer, got {shown(value)}")
     if not LONG_MIN <= value <= LONG_MAX:
@@ -109,11 +111,18 @@ def _parse_spec(spec_id: int, fields: list[Mapping[str, Any]]) -> PartitionSpec:
     return PartitionSpec(spec_id, tuple(out))
 
 
-def _parse_snapshot(s: Mapping[str, Any]) -> Snapshot:
+#: At most this many distinct strings are shared between the snapshots of one file (see :func:`compact_snapshot`).
+SHARED_STRINGS = 4096
+
+
+def _parse_snapshot(s: Mapping[str, Any], shared: dict[str, str] | None = None) -> Snapshot:
     summary = s.get("summary") or {}
-    if not isinstance(summary, Mapping):
+    if not isinstance(summary, dict) and not isinstance(summary, Mapping):
         raise ValueError("snapshot summary is not an object")
     manifests = s.get("manifests")
+    strings = {str(k): str(v) for k, v in summary.items()}
+    if shared is not None:
+        strings = _shared(strings, shared)
     return Snapshot(
         snapshot_id=long_value(s["snapshot-id"], "snapshot-id"),
         parent_id=_opt(long_value, s.get("parent-snapshot-id"), "parent-snapshot-id"),
@@ -121,16 +130,52 @@ def _parse_snapshot(s: Mapping[str, Any]) -> Snapshot:
         timestamp_ms=long_value(s["timestamp-ms"], "timestamp-ms"),
         manifest_list=s.get("manifest-list"),
         manifests=tuple(manifests) if manifests is not None else None,
-        summary=MappingProxyType({str(k): str(v) for k, v in summary.items()}),
+        summary=MappingProxyType(strings),
         schema_id=_opt(long_value, s.get("schema-id"), "schema-id"),
         first_row_id=_opt(count_value, s.get("first-row-id"), "first-row-id"),
         added_rows=_opt(count_value, s.get("added-rows"), "added-rows"),
     )
 
 
+def _shared(strings: dict[str, str], shared: dict[str, str]) -> dict[str, str]:
+    """The summary with one copy of each string the snapshots repeat (its keys, ``append``, ``0``): the first
+    :data:`SHARED_STRINGS` distinct ones are remembered, which the first snapshots fill with the common ones."""
+    if len(shared) < SHARED_STRINGS:
+        for new in strings.keys() - shared.keys():
+            shared[new] = new
+        for new in set(strings.values()).difference(shared):
+            shared[new] = new
+    get = shared.get
+    return {get(k, k): get(v, v) for k, v in strings.items()}
+
+
+def compact_snapshot(raw: Json, shared: dict[str, str]) -> Snapshot | Json:
+    """A just-decoded element of ``snapshots`` as its :class:`Snapshot`, or as it is when it does not parse (then
+    :func:`parse_metadata` reports it, in file order)."""
+    try:
+        return _parse_snapshot(raw, shared)  # type: ignore[arg-type]
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return raw
+
+
+def compact_log_entry(raw: Json, shared: dict[str, str]) -> tuple[int, int] | Json:
+    """A just-decoded ``snapshot-log`` entry as its pair, or as it is when it does not parse."""
+    try:
+        return _log_entry(raw)  # type: ignore[arg-type]
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return raw
+
+
+def _log_entry(e: Mapping[str, Any]) -> tuple[int, int]:
+    return (long_value(e["snapshot-id"], "snapshot-log snapshot-id"),
+            long_value(e["timestamp-ms"], "snapshot-log timestamp-ms"))
+
+
 def _parse_snapshots(raw: list[Any]) -> tuple[Snapshot, ...]:
-    """The snapshots, each id once: a file listing an id twice is not one table's history."""
-    snapshots = tuple(_parse_snapshot(s) for s in raw)
+    """The snapshots, each id once: a file listing an id twice is not one table's history. Elements already
+    parsed while the file was decoded (:mod:`~iceberg_lineage.read.metadata_stream`) are taken as they are: JSON
+    decodes to no :class:`Snapshot`."""
+    snapshots = tuple(s if isinstance(s, Snapshot) else _parse_snapshot(s) for s in raw)
     seen: set[int] = set()
     for s in snapshots:
         if s.snapshot_id in seen:
@@ -255,13 +300,7 @@ def _parse(raw: Json, metadata_location: str | None) -> MetadataFile:
         snapshots=snapshots,
         refs=MappingProxyType(refs),
         refs_explicit=bool(refs_raw),
-        snapshot_log=tuple(
-            (
-                long_value(e["snapshot-id"], "snapshot-log snapshot-id"),
-                long_value(e["timestamp-ms"], "snapshot-log timestamp-ms"),
-            )
-            for e in raw.get("snapshot-log") or []
-        ),
+        snapshot_log=tuple(e if isinstance(e, tuple) else _log_entry(e) for e in raw.get("snapshot-log") or []),
         metadata_log=tuple(
             (str(e["metadata-file"]), long_value(e["timestamp-ms"], "metadata-log timestamp-ms"))
             for e in raw.get("metadata-log") or []

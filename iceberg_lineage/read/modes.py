@@ -11,13 +11,14 @@ files are read only when a bound's flag needs them, each once, at most :data:`MA
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from iceberg_lineage.errors import IcebergLineageError
 from iceberg_lineage.jsontypes import Json
-from iceberg_lineage.read.metadata import MetadataFile
+from iceberg_lineage.read.metadata import MetadataFile, Snapshot
 from iceberg_lineage.read.source import LoadedTable, read_metadata_file
 
 #: Iceberg's default metrics mode, and the mode Java gives sort-order columns under ``counts`` or ``none``.
@@ -91,18 +92,26 @@ def version_of(raw: Json) -> Version | None:
         else:
             current = raw["schema"]
         names = dict(_names(current.get("fields") or ()))
-        snapshots = raw.get("snapshots") or ()
-        sids = frozenset(int(s["snapshot-id"]) for s in snapshots)
+        snapshots = [_facts(s) for s in raw.get("snapshots") or ()]
+        sids = frozenset(sid for sid, _, _ in snapshots)
         log = raw.get("metadata-log") or ()
         previous = _file_name(str(log[-1]["metadata-file"])) if log else None
         first = None
         if not log and len(snapshots) == 1:
-            only = snapshots[0]
-            if only.get("parent-snapshot-id") is None and only.get("timestamp-ms") == raw.get("last-updated-ms"):
-                first = int(only["snapshot-id"])
+            sid, parent, timestamp = snapshots[0]
+            if parent is None and timestamp == raw.get("last-updated-ms"):
+                first = sid
     except (AttributeError, KeyError, TypeError, ValueError, StopIteration, RecursionError):
         return None
     return Version(props, names, sids, previous, first)
+
+
+def _facts(snapshot: Any) -> tuple[int, Any, Any]:
+    """Id, parent and time of a snapshot as decoded: a dict, or the :class:`Snapshot` it was parsed into while the
+    file was read (:mod:`~iceberg_lineage.read.metadata_stream`)."""
+    if isinstance(snapshot, Snapshot):
+        return snapshot.snapshot_id, snapshot.parent_id, snapshot.timestamp_ms
+    return int(snapshot["snapshot-id"]), snapshot.get("parent-snapshot-id"), snapshot.get("timestamp-ms")
 
 
 def _file_name(path: str) -> str:
@@ -138,7 +147,11 @@ class ModeHistory:
         self._names = [_file_name(p) for p in self._paths] + [_file_name(md.metadata_location or "")]
         self._read: dict[int, Version | None] = {}
         self._memo: dict[tuple[int | None, int], frozenset[int] | None] = {}
-        self._by_time = {s.snapshot_id: s.timestamp_ms for s in md.snapshots}
+
+    @functools.cached_property
+    def _by_time(self) -> dict[int, int]:
+        """Each snapshot's time, built when a flag first needs it: not for every walk of a 400,000-snapshot table."""
+        return {s.snapshot_id: s.timestamp_ms for s in self._md.snapshots}
 
     def _version(self, i: int) -> Version | None:
         """Version ``i``, oldest first (read on first use, ``None`` where unreadable); the last is the current

@@ -18,6 +18,7 @@ from iceberg_lineage.read.catalogs import AwsAccount, catalog_account, catalog_c
 from iceberg_lineage.read.files import check_scheme, local_path, open_regular, path_key, read_bounded
 from iceberg_lineage.read.metadata import MetadataFile
 from iceberg_lineage.read.metadata_json import parse_metadata
+from iceberg_lineage.read.metadata_stream import decode_metadata_text
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -145,7 +146,9 @@ def _decode_metadata(data: bytes, path: str) -> JsonObject:
         except OSError as exc:
             raise MetadataError(f"corrupt gzip metadata: {exc}", file=path) from None
     try:
-        return json.loads(data)
+        text = data.decode(json.detect_encoding(data), "surrogatepass")  # as json.loads decodes bytes
+        del data  # the caller passed its only copy: 200 MB at 400,000 snapshots, not kept beside the text
+        return decode_metadata_text(text)
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, and an integer of more than 4,300 digits
         raise MetadataError(f"not valid JSON ({str(exc)[:200]})", file=path) from None
     except RecursionError:
@@ -154,6 +157,10 @@ def _decode_metadata(data: bytes, path: str) -> JsonObject:
 
 def read_metadata_file(io: FileIO | RelocatingIO | _LazyFileIO, path: str) -> JsonObject:
     """Read and JSON-decode one metadata file through a FileIO; errors name the file."""
+    return _decode_metadata(_metadata_bytes(io, path), path)
+
+
+def _metadata_bytes(io: FileIO | RelocatingIO | _LazyFileIO, path: str) -> bytes:
     local = local_path(path)
     try:
         if local is None:
@@ -166,7 +173,7 @@ def read_metadata_file(io: FileIO | RelocatingIO | _LazyFileIO, path: str) -> Js
         raise MetadataError(f"cannot read metadata file: {exc}", file=path) from None
     if len(data) > MAX_METADATA_BYTES:
         raise MetadataError(f"metadata file is larger than {MAX_METADATA_BYTES} bytes", file=path)
-    return _decode_metadata(data, path)
+    return data
 
 
 def _metadata_version(name: str) -> int | None:
