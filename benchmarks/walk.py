@@ -9,13 +9,21 @@ Each figure is the best of ``--repeat`` runs (at least 10 for table A's current 
 and vary most). Prints entries/s, ratios and the walker's peak memory growth, and for ``--all-snapshots`` on A the
 manifest reads and the time against raw fastavro reading of every manifest list plus every distinct manifest.
 
-    .venv/bin/python benchmarks/walk.py [--entries 100000] [--commits 300] [--repeat 3]
+    .venv/bin/python benchmarks/walk.py [--entries 100000] [--commits 300] [--repeat 3] [--keep DIR]
+
+``--decoders`` also prints the CPU time of decoding table B's manifest in this process with the walker's reader
+(fastavro behind the block and size bounds), with PyIceberg's compiled decoder, and with pyiceberg-core where it is
+installed: the ceiling a compiled decoder would give (why the walker does not use one: docs/delivery.md).
+
+``--keep DIR`` builds the tables in DIR once and reuses them on later runs, so that runs of two checkouts
+(``PYTHONPATH=...``) can be interleaved on the same files.
 """
 from __future__ import annotations
 
 import argparse
 import datetime as dt
 import gc
+import os
 import random
 import sys
 import tempfile
@@ -83,7 +91,10 @@ def build_tables(root: Path, commits: int, entries: int):
     from pyiceberg.partitioning import PartitionField, PartitionSpec
     from pyiceberg.transforms import IdentityTransform
 
+    built = (root / "c.db").exists()
     catalog = SqlCatalog("bench", uri=f"sqlite:///{root}/c.db", warehouse=f"file://{root}/wh")
+    if built:
+        return catalog.load_table("b.commits"), catalog.load_table("b.big")
     catalog.create_namespace("b")
     spec = PartitionSpec(PartitionField(6, 1000, IdentityTransform(), "day"))
     rng = random.Random(7)
@@ -137,6 +148,45 @@ def walker(table, all_snapshots=False):
     return table_history(table, snapshot_ids=ids, depth="entries")
 
 
+def decoder_cpu(table) -> None:
+    """CPU seconds to decode the current snapshot's manifests with each decoder, in this process (no workers)."""
+    from iceberg_lineage.read.manifests import iter_manifest_entries
+    from iceberg_lineage.read.source import open_table
+
+    loaded = open_table(table)
+    manifests = table.current_snapshot().manifests(table.io)
+
+    def ours() -> int:
+        from iceberg_lineage.stats.cache import ManifestCache
+
+        rows = ManifestCache().manifest_list(loaded.io, loaded.metadata.snapshot_by_id(table.current_snapshot().snapshot_id))
+        return sum(1 for m in rows for _ in iter_manifest_entries(loaded.io, m))
+
+    def pyiceberg_cython() -> int:
+        return sum(len(m.fetch_manifest_entry(table.io, discard_deleted=False)) for m in manifests)
+
+    def pyiceberg_core() -> int:
+        from pyiceberg_core import manifest as core
+
+        n = 0
+        for m in manifests:
+            with table.io.new_input(m.manifest_path).open() as f:
+                n += len(core.read_manifest_entries(f.read()).entries())
+        return n
+
+    for name, fn in (("walker (fastavro, bounded)", ours), ("PyIceberg Cython decoder", pyiceberg_cython),
+                     ("pyiceberg-core (iceberg-rust)", pyiceberg_core)):
+        gc.collect()
+        t0 = time.process_time()
+        try:
+            n = fn()
+        except ImportError:
+            print(f"[decoders] {name}: not installed")
+            continue
+        cpu = time.process_time() - t0
+        print(f"[decoders] {name}: {n} entries in {cpu:.2f} s CPU = {n / cpu:,.0f} entries/s")
+
+
 def memory_growth_mb(fn) -> float:
     gc.collect()
     tracemalloc.start()
@@ -152,9 +202,13 @@ def main() -> int:
     parser.add_argument("--entries", type=int, default=100_000)
     parser.add_argument("--commits", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--decoders", action="store_true", help="compare decoders on table B's manifest")
+    parser.add_argument("--keep", type=Path, help="build the tables here once and reuse them")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        commits, big = build_tables(Path(tmp), args.commits, args.entries)
+        root = args.keep or Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        commits, big = build_tables(root, args.commits, args.entries)
         ok = True
         for label, table in (("A 300 commits", commits), ("B 1 manifest", big)):
             n = sum(1 for _ in [0]) and int(table.current_snapshot().summary["total-data-files"])
@@ -185,6 +239,10 @@ def main() -> int:
               f"walker {t_hist * 1000:.0f} ms vs raw fastavro lists+manifests {t_rawh * 1000:.0f} ms = "
               f"{t_hist / t_rawh:.2f}x the raw time (target <= 2x)")
         ok &= hist.manifest_reads == distinct and t_hist / t_rawh <= 2.0
+        if args.decoders:
+            decoder_cpu(big)
+        # the walker uses a process per core and the baselines one thread: on a loaded machine the ratios shrink
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (ratios hold on a quiet machine only)")
         print("all targets met" if ok else "SOME TARGETS MISSED")
         return 0
 

@@ -248,8 +248,9 @@ def iter_manifest_entries(io_: FileOpener, manifest: ManifestFile,
     written: statistics do not use them). ``data_file`` keeps fastavro's decoding: maps are lists of
     ``{"key", "value"}`` records and bounds are ``bytes``.
 
-    Decoding stays with fastavro on purpose: PyIceberg's compiled decoder is ~3x faster but has no bounds checks,
-    and a corrupt manifest made it crash the interpreter (segmentation fault) in our fuzz tests.
+    Decoding stays with fastavro on purpose: PyIceberg 0.12's compiled decoder reads byte strings past the end of
+    its buffer when a length inside a record says so (no cap on blocks can see that), and pyiceberg-core 0.10 is
+    slower than fastavro (docs/delivery.md, ``benchmarks/walk.py --decoders``).
     """
     path = manifest.manifest_path
     stream = _open(io_, path, "manifest")
