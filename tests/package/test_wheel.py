@@ -135,7 +135,8 @@ def test_version_demo_scan_and_import_outside_the_clone(installed):
     sent = [json.loads(line) for line in (outside / ".iceberg-lineage" / "events.jsonl").read_text().splitlines()]
 
     # the demo's scan emitted every snapshot; a second scan of the same catalog finds the 5 tables and nothing new
-    scan = run([cli, "scan", "--no-progress", "--format", "json"], outside, env)
+    scan = run([cli, "scan", "--catalog", "default", "--state", ".iceberg-lineage/state.db", "--no-progress",
+                "--format", "json"], outside, env)  # the demo's own state, as its "try next" commands use it
     summary = json.loads(scan.stderr.strip().splitlines()[-1])
     assert (summary["tables"]["scanned"], summary["tables"]["failed"], summary["snapshots"]["emitted"]) == (5, 0, 0)
     after = (outside / ".iceberg-lineage" / "events.jsonl").read_text().splitlines()
@@ -155,9 +156,9 @@ def test_version_demo_scan_and_import_outside_the_clone(installed):
 @pytest.mark.parametrize(("args", "env_vars", "message"), [
     (["proxy", "--upstream", "http://127.0.0.1:9"], {}, "the REST bridge needs aiohttp, which is not installed: "
                                                         "pip install 'iceberg-lineage[proxy]'"),
-    (["scan", "--executor", "dask"], {}, "--executor dask needs distributed, which is not installed: "
+    (["scan", "--catalog", "default", "--executor", "dask"], {}, "--executor dask needs distributed, which is not installed: "
                                          "pip install 'iceberg-lineage[dask]'"),
-    (["scan"], {"OPENLINEAGE__TRANSPORT__TYPE": "kafka", "OPENLINEAGE__TRANSPORT__TOPIC_NAME": "lineage"},
+    (["scan", "--catalog", "default"], {"OPENLINEAGE__TRANSPORT__TYPE": "kafka", "OPENLINEAGE__TRANSPORT__TOPIC_NAME": "lineage"},
      "the kafka transport needs confluent_kafka, which is not installed: pip install 'iceberg-lineage[kafka]'"),
 ], ids=["proxy", "dask", "kafka"])
 def test_a_missing_extra_is_one_line_naming_it(installed, tmp_path, args, env_vars, message):
