@@ -1,8 +1,9 @@
 """The ``iceberg-lineage`` command line: it parses arguments and prints; everything it does is a library call.
 Each command lives in its own module; this one only assembles the group.
 
-Exit codes: 0 everything asked for was done; 1 some or all tables could not be read (reason on stderr);
-2 usage or configuration error; 3 done, with events waiting in the spool (one table: ``docs/exit-codes.md``).
+Exit codes: 0 everything asked for was done; 1 some or all tables could not be read, a rule failed, or an event
+was lost or refused (reason on stderr); 2 usage or configuration error; 3 done, with events waiting in the spool.
+The most serious wins: 2 > 1 > 3 > 0 (one table: ``docs/exit-codes.md``).
 """
 from __future__ import annotations
 

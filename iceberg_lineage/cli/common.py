@@ -1,7 +1,7 @@
 """What every ``iceberg-lineage`` command shares: exit codes, one-line errors, and the table/column options.
 
-Exit codes (``docs/exit-codes.md``): 0 everything asked for was done; 1 some or all tables could not be read, or
-an event was lost or refused (reason on stderr); 2 usage or configuration error; 3 the work was done, and events wait
+Exit codes (``docs/exit-codes.md``): 0 everything asked for was done; 1 some or all tables could not be read, a
+rule failed, or an event was lost or refused (reason on stderr); 2 usage or configuration error; 3 the work was done, and events wait
 in the spool for ``iceberg-lineage replay``. The most serious wins: 2, then 1, then 3 (:func:`most_serious`).
 """
 from __future__ import annotations
@@ -111,8 +111,9 @@ debug_option = click.option("--debug", is_flag=True, help="Show tracebacks.")
 #: The options that say which table (and which snapshots) a command is about.
 table_options = stacked(
     metadata_option,
-    click.option("--catalog", metavar="NAME", help="PyIceberg catalog name (.pyiceberg.yaml, PYICEBERG_CATALOG__*; "
-                                                   "default: the embedded SQLite catalog in ./warehouse)."),
+    click.option("--catalog", metavar="NAME", help="PyIceberg catalog name (.pyiceberg.yaml, PYICEBERG_CATALOG__*); "
+                                                   "needed with --table. 'default', when not configured, is the "
+                                                   "demo's embedded SQLite catalog in ./warehouse."),
     table_option,
     click.option("--snapshot", type=int, metavar="ID", help="Snapshot id (default: the current snapshot)."),
     click.option("--all-snapshots", is_flag=True, help="Every snapshot in snapshots[], in commit order."),

@@ -60,7 +60,8 @@ def event_keys(event: Sendable) -> tuple[str | None, str | None, list[tuple[str,
 
 @attr.define
 class SpoolConfig(WrapConfig):
-    path: str = ".iceberg-lineage/spool"
+    #: Required: the caller passes ``spool.path`` (per user by default), so no folder hides here.
+    path: str
     max_bytes: int | None = None
     max_rejections: int = DEFAULT_MAX_REJECTIONS
     #: The transport the events are meant for, without credentials (kept with each spooled event).

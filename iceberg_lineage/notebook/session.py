@@ -245,7 +245,7 @@ def attach(catalog: Catalog, client: OpenLineageClient | None = None, *, job_nam
     """Observe ``catalog`` as :func:`iceberg_lineage.hook.observe` does and keep a log of the events sent.
 
     ``client`` defaults to :func:`iceberg_lineage.delivery.client.make_client` (``openlineage.yml``, ``OPENLINEAGE_URL``, or
-    JSON Lines in ``./.iceberg-lineage/events.jsonl``). A disabled client (``OPENLINEAGE_DISABLED``) is kept as is:
+    JSON Lines in ``events.jsonl`` beside the state file, in the per-user state folder by default). A disabled client (``OPENLINEAGE_DISABLED``) is kept as is:
     nothing is sent, so nothing is logged. The latest session is the one ``%lineage`` talks about.
     """
     configured = client if client is not None else make_client()

@@ -67,9 +67,10 @@ def scan(
 
     ``own_run``: the scan also sends a run of its own (:mod:`~iceberg_lineage.lineage.scan_run`, job
     ``<job namespace>.scan``) through the same sink: START now (unless ``events.start_events`` is off), then
-    COMPLETE when the summary's exit code is 0, FAIL otherwise (or when the scan stops with an exception), carrying
-    the summary. ``iceberg-lineage scan`` sends it; a preview (``preview_scan``) does not. ``on_listed`` gets the
-    number of tables once discovery has listed them all (a progress bar's total)."""
+    COMPLETE when the summary's exit code is 0 or 3 (the work was done), FAIL otherwise (or when the scan stops with
+    an exception), carrying the summary. ``iceberg-lineage scan`` sends it; ``scan --dry-run`` and a notebook preview
+    (``preview_scan``, through ``iceberg_lineage.scan_catalog(dry_run=True)``) print it with the rest. ``on_listed``
+    gets the number of tables once discovery has listed them all (a progress bar's total)."""
     # openlineage-python: heavy; imported once a scan runs (every table's events need it), never at CLI start-up
     from iceberg_lineage.lineage.scan_run import scanner_end_event, scanner_run, scanner_start_event
     from iceberg_lineage.lineage.serde import to_json

@@ -5,7 +5,7 @@ shared SQLite/JDBC catalog, then the scanner runs on that catalog.
 - The scanner sends each Spark snapshot once (one run, its runId the snapshot's deterministic one), naming the
   engine from the summary: ``spark.app.id`` as ``externalQuery``, Spark's version in ``processing_engine``, the job
   ``<namespace>.<table>.spark``.
-- The hook's snapshots follow docs/pyiceberg.md, "One run per snapshot": one whose delivery the shared ledger knows is not sent
+- The hook's snapshots follow docs/hook.md, "One run per snapshot": one whose delivery the shared ledger knows is not sent
   again; one written without the ledger (``hook.ledger: false``) is re-sent as the hook's very run (same runId, job
   and eventTypes).
 """
