@@ -272,10 +272,10 @@ test: $(STAMP) provision
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
+# One table of issue 32's rows (each a ratio against a baseline measured in the same run); about ten minutes on 2
+# cores. `$(PY) benchmarks/report.py --full` runs the issue's sizes.
 bench: $(STAMP)
-	$(PY) benchmarks/walk.py
-	$(PY) benchmarks/scan_scale.py
-	$(PY) benchmarks/hook_overhead.py
+	$(PY) benchmarks/report.py
 
 clean:
 	rm -rf $(VENV) $(RUN_VENV) warehouse .iceberg-lineage .cache

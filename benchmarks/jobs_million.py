@@ -1,13 +1,20 @@
 """``iceberg-lineage jobs`` on one million generated events across 1,000 jobs, against a baseline measured in the
-same run on the same file: reading it and ``json.loads`` of every line (what any reader of JSON Lines pays).
+same run on the same file: reading it and decoding every line, whole, with the JSON decoder ``jobs`` uses (msgspec:
+what any reader of JSON Lines with that decoder pays). A faster decoder alone moves both sides; what ``jobs`` gains
+is decoding only the keys it counts (``iceberg_lineage/jobs/decode.py``).
 
 The log interleaves up to ``--concurrency`` runs at a time (START, a RUNNING with an output's statistics for a third
 of the runs, then COMPLETE / FAIL / ABORT at 94 / 5 / 1 %; 0.5 % of the runs never end), each event ~700 bytes
 with an input, an output, a version facet and ``outputStatistics`` as our hook writes them. Times are the best of
-``--repeat`` interleaved passes; peak memory is tracemalloc's peak over one more pass of each (Python allocations only), and the
+``--repeat`` interleaved passes, in CPU time of this process (both sides are single-threaded and read a file
+the page cache holds: CPU time is what other work on the machine disturbs least); peak memory is tracemalloc's peak over one more pass of each (Python allocations only), and the
 process's peak RSS is printed too. The report's totals are checked against the generator's.
 
     .venv/bin/python benchmarks/jobs_million.py [--events 1000000] [--jobs 1000] [--concurrency 2000] [--repeat 2]
+        [--json]
+
+``--json`` prints one line for ``benchmarks/report.py``: ``{"row", "ratio", "baseline", "goal"}`` (ratio: the
+baseline's time over jobs's, so higher is faster; the goal is at least 0.8).
 """
 from __future__ import annotations
 
@@ -21,6 +28,10 @@ import time
 import tracemalloc
 import uuid
 from pathlib import Path
+
+import msgspec
+
+GOAL = 0.8
 
 _EVENT = ('{"eventType": "%s", "eventTime": "2026-03-%02dT%02d:%02d:%02d.%03dZ", "producer": "https://example.com/gen", '
           '"schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent", '
@@ -79,10 +90,11 @@ def generate(path: Path, events: int, jobs: int, concurrency: int, seed: int = 1
 
 
 def baseline(path: Path) -> int:
+    decode = msgspec.json.Decoder().decode
     n = 0
     with open(path, "rb") as f:
         for line in f:
-            json.loads(line)
+            decode(line)
             n += 1
     return n
 
@@ -93,9 +105,9 @@ def best_times(fns, repeat: int) -> list[tuple[float, object]]:
     best = [(float("inf"), None) for _ in fns]
     for _ in range(repeat):
         for i, fn in enumerate(fns):
-            started = time.perf_counter()
+            started = time.process_time()
             result = fn()
-            best[i] = (min(best[i][0], time.perf_counter() - started), result)
+            best[i] = (min(best[i][0], time.process_time() - started), result)
     return best
 
 
@@ -113,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--json", action="store_true", help="one line for benchmarks/report.py")
     args = parser.parse_args(argv)
     from iceberg_lineage.jobs import read_jobs
 
@@ -131,11 +144,16 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "events": report.events, "jobs": len(report.jobs), "open_runs": totals["open"],
         "baseline_events_per_s": round(lines / base_s), "jobs_events_per_s": round(report.events / jobs_s),
-        "jobs_time_vs_baseline": round(jobs_s / base_s, 2),
+        "jobs_time_vs_baseline": round(jobs_s / base_s, 2), "speed_vs_baseline": round(base_s / jobs_s, 2),
         "baseline_peak_mib": round(base_peak, 2), "jobs_peak_mib": round(jobs_peak, 1),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
-    print(json.dumps(result, indent=2))
+    if args.json:
+        print(json.dumps({"row": f"jobs, {report.events:,} events", "ratio": result["speed_vs_baseline"],
+                          "baseline": "read + decode every line (msgspec)", "goal": GOAL, "higher_is_better": True,
+                          "detail": f"jobs peak {result['jobs_peak_mib']} MiB"}))
+    else:
+        print(json.dumps(result, indent=2))
     return 0
 
 

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 from iceberg_lineage.checks.gaps import counts_gaps
 from iceberg_lineage.config import ColumnSelection, Settings
 from iceberg_lineage.errors import IcebergLineageError
-from iceberg_lineage.lineage.checks import checks_run_event, rules_for
-from iceberg_lineage.lineage.events import all_with_start
+from iceberg_lineage.lineage.rules import rules_for
 from iceberg_lineage.quality.assertions import Assertion
 from iceberg_lineage.quality.evaluate import CheckInputs, evaluate_rule
 from iceberg_lineage.quality.rules import ChecksConfig, RuleSet
@@ -157,6 +156,9 @@ def _checked(identifier: tuple[str, ...], catalog: Catalog, settings: Settings, 
 def checks_events(results: Sequence[TableCheck], settings: Settings) -> list:
     """The checks run of every table that was read, in order: START (unless ``events.start_events`` is off), then
     COMPLETE."""
+    from iceberg_lineage.lineage.checks import checks_run_event  # openlineage-python: only to send
+    from iceberg_lineage.lineage.events import all_with_start
+
     return all_with_start((checks_run_event(r.loaded, r.stats, r.assertions, settings)
                         for r in results if r.loaded is not None), settings)
 

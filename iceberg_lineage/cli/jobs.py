@@ -6,16 +6,17 @@ ones is named on stderr (file:line and why), then their count.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from iceberg_lineage.cli.common import EXIT_OK, EXIT_TABLE_FAILED, debug_option, default_format, parsed_by, run_guarded
-from iceberg_lineage.jobs import JobsReport, parse_rate, parse_since, read_jobs
-from iceberg_lineage.jobs.text import (
-    FAILURE_COLUMNS, JOB_HEADINGS, NUMERIC_COLUMNS, ZERO_CELLS, failure_line, job_row, report_heading,
-)
+from iceberg_lineage.jobs.options import parse_rate
 from iceberg_lineage.printable import markup_safe, printable
+from iceberg_lineage.times import parse_since
+
+if TYPE_CHECKING:
+    from iceberg_lineage.jobs import JobsReport
 
 
 #: Columns of the text table when it is not written to a terminal.
@@ -40,6 +41,8 @@ def jobs_command(events, since, job_globs, max_failure_rate, fmt, debug) -> None
     """Job statistics and failure rates from OpenLineage run events."""
 
     def body() -> int:
+        from iceberg_lineage.jobs import read_jobs
+
         report = read_jobs(list(events) or None, since=since, job=job_globs, max_failure_rate=max_failure_rate)
         for bad in report.bad_line_samples:
             click.echo(printable(f"iceberg-lineage: jobs: {bad.file}:{bad.line}: {bad.reason}"), err=True)
@@ -60,6 +63,10 @@ def print_report(report: JobsReport) -> None:
     """A rich table, one row per job; flagged jobs in bold red, failure counts in red, every value escaped."""
     from rich.console import Console
     from rich.table import Table
+
+    from iceberg_lineage.jobs.text import (
+        FAILURE_COLUMNS, JOB_HEADINGS, NUMERIC_COLUMNS, ZERO_CELLS, failure_line, job_row, report_heading,
+    )
 
     console = Console()
     if not console.is_terminal:  # a file or a pipe: no line is cut at 80 columns

@@ -15,11 +15,6 @@ import click
 from iceberg_lineage.cli.common import (
     EXIT_USAGE, column_flags, column_options, debug_option, fail, parsed_by, profile_option, run_guarded,
 )
-from iceberg_lineage.config import load_settings
-from iceberg_lineage.read.catalogs import configured_catalogs
-from iceberg_lineage.scan import ScanOptions, TableFilter, scan_catalogs
-from iceberg_lineage.scan.summary import summary_text
-from iceberg_lineage.state.store import StateLockedError
 from iceberg_lineage.times import epoch_ms, parse_since
 
 
@@ -61,6 +56,13 @@ def scan_command(catalogs, namespaces, tables, exclude, state, mode, since, exec
     """Emit every snapshot of every catalog table not yet emitted (tables written by any engine)."""
 
     def body() -> int:
+        # the scanner (the walker, the state, the executors) is imported to scan, not for --help nor other commands
+        from iceberg_lineage.config import load_settings
+        from iceberg_lineage.read.catalogs import configured_catalogs
+        from iceberg_lineage.scan import ScanOptions, TableFilter, scan_catalogs
+        from iceberg_lineage.scan.summary import summary_text
+        from iceberg_lineage.state.store import StateLockedError
+
         settings = load_settings({**column_flags(column_stats, include_columns, exclude_columns), "state.path": state,
                                   "consumer.profile": profile})
         options = ScanOptions(

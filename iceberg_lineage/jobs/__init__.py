@@ -3,13 +3,38 @@
 
     report = read_jobs("events.jsonl", since="7d", max_failure_rate="5%")
     report.flagged        # the jobs failing more often than that
+
+The names are imported from their submodules at first use: the CLI's other commands import this package for the
+``jobs`` options without paying for the reader.
 """
-from iceberg_lineage.jobs.aggregate import JobsAggregator, jobs_of_events
-from iceberg_lineage.jobs.model import BadLine, JobsReport, JobStats, LastFailure, TimeBin
-from iceberg_lineage.jobs.options import parse_rate
-from iceberg_lineage.jobs.sketch import RELATIVE_ERROR
-from iceberg_lineage.jobs.source import read_jobs
-from iceberg_lineage.times import parse_since
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: Each public name and the module it comes from.
+_EXPORTS = {
+    "JobsAggregator": "iceberg_lineage.jobs.aggregate",
+    "jobs_of_events": "iceberg_lineage.jobs.aggregate",
+    "BadLine": "iceberg_lineage.jobs.model",
+    "JobsReport": "iceberg_lineage.jobs.model",
+    "JobStats": "iceberg_lineage.jobs.model",
+    "LastFailure": "iceberg_lineage.jobs.model",
+    "TimeBin": "iceberg_lineage.jobs.model",
+    "parse_rate": "iceberg_lineage.jobs.options",
+    "RELATIVE_ERROR": "iceberg_lineage.jobs.sketch",
+    "read_jobs": "iceberg_lineage.jobs.source",
+    "parse_since": "iceberg_lineage.times",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module at first use and kept."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = getattr(importlib.import_module(_EXPORTS[name]), name)
+    return value
+
 
 __all__ = [
     "RELATIVE_ERROR",

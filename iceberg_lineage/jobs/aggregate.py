@@ -17,8 +17,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, Union
 
+from msgspec import UNSET, Struct
+
+from iceberg_lineage.jobs.decode import EventKeys, decode_keys, keys_of_dict
 from iceberg_lineage.jobs.model import BadLine, JobsReport, JobStats, LastFailure
 from iceberg_lineage.jsontypes import Json
 from iceberg_lineage.jobs.options import job_selector, parse_rate
@@ -37,6 +40,7 @@ MAX_MESSAGE = 2000
 RECENT_RUNS = 32768
 TERMINAL = {"COMPLETE": "completed", "FAIL": "failed", "ABORT": "aborted"}
 _COUNT_SLOT = {"completed": 0, "failed": 1, "aborted": 2}
+_STATE_SLOT = {state: i for i, state in enumerate(STATES)}
 _EMPTY: Mapping[str, Any] = {}
 _MIN_MS = EARLIEST_MS
 _MAX_MS = round(dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.timezone.utc).timestamp() * 1000) + 999
@@ -45,18 +49,6 @@ _Written = dict  # (namespace, name, version) -> (rowCount, size), either None w
 
 class BadEvent(ValueError):
     """JSON that is not an OpenLineage run event we can count."""
-
-
-def _obj(value: Json) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else _EMPTY
-
-
-def _list(value: Json) -> list:
-    return value if isinstance(value, list) else []
-
-
-def _int(value: Json) -> int | None:
-    return value if type(value) is int else None  # not a bool
 
 
 def event_ms(value: Json) -> int:
@@ -75,23 +67,26 @@ def event_ms(value: Json) -> int:
     return ms
 
 
-def _written(outputs: list) -> _Written | None:
+def _written(outputs: Sequence[Any]) -> _Written | None:
     """The ``outputStatistics`` of an event's outputs, by dataset version."""
     found = None
     for out in outputs:
-        try:
-            stats = out.get("outputFacets", _EMPTY).get("outputStatistics", _EMPTY)
-            rows, size = _int(stats.get("rowCount")), _int(stats.get("size"))
-            if rows is None and size is None:
-                continue
-            version = out.get("facets", _EMPTY).get("version", _EMPTY).get("datasetVersion")
-        except AttributeError:  # a facet that is no JSON object: nothing to take from it
+        facets = out.outputFacets
+        stats = facets.outputStatistics if facets is not None else None
+        if stats is None or (stats.rowCount is None and stats.size is None) or out.namespace is None \
+                or out.name is None:
             continue
-        namespace, name = out.get("namespace"), out.get("name")
-        if type(namespace) is str and type(name) is str:
-            found = found if found is not None else {}
-            found[(namespace, name, version if isinstance(version, (str, int)) else None)] = (rows, size)
+        version = out.facets.version if out.facets is not UNSET else UNSET
+        found = found if found is not None else {}
+        found[(out.namespace, out.name, version.datasetVersion if version is not UNSET else None)] = (
+            stats.rowCount, stats.size)
     return found
+
+
+def _message(event: EventKeys) -> str | None:
+    facets = event.run.facets if event.run is not None else None
+    error = facets.errorMessage if facets is not None else None
+    return error.message if error is not None else None
 
 
 def _merge(a: _Written | None, b: _Written | None) -> _Written | None:
@@ -130,36 +125,36 @@ class _Job:
         self.first_ms: int | None = None
         self.last_ms: int | None = None
 
-    def seen(self, ms: int, inputs: list, outputs: list) -> None:
-        if self.first_ms is None or ms < self.first_ms:
+    def seen(self, ms: int, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+        if self.first_ms is None:
+            self.first_ms = self.last_ms = ms
+        elif ms < self.first_ms:
             self.first_ms = ms
-        if self.last_ms is None or ms > self.last_ms:
+        elif ms > self.last_ms:
             self.last_ms = ms
         if inputs:
             self.inputs = self._tables(self.inputs, inputs)
         if outputs:
             self.outputs = self._tables(self.outputs, outputs)
 
-    def _tables(self, kept: tuple[tuple[str, str], ...], datasets: list) -> tuple[tuple[str, str], ...]:
+    def _tables(self, kept: tuple[tuple[str, str], ...], datasets: Sequence[Any]) -> tuple[tuple[str, str], ...]:
         for d in datasets:
-            try:
-                key = (d["namespace"], d["name"])
-            except (KeyError, TypeError):
+            if d.namespace is None or d.name is None:
                 continue
-            if type(key[0]) is str and type(key[1]) is str and key not in kept:
+            key = (d.namespace, d.name)
+            if key not in kept:
                 if len(kept) < MAX_TABLES:
                     kept += ((sys.intern(key[0]), key[1]),)
                 else:
                     self.truncated = True
         return kept
 
-    def failure(self, ms: int, kind: str, run_id: str, event: Mapping[str, Any]) -> None:
+    def failure(self, ms: int, kind: str, run_id: str, message: str | None) -> None:
         if self.last_failure is not None and moment(ms) < self.last_failure.time:
             return
-        message = _obj(_obj(_obj(event.get("run")).get("facets")).get("errorMessage")).get("message")
-        if isinstance(message, str) and len(message) > MAX_MESSAGE:
+        if message is not None and len(message) > MAX_MESSAGE:
             message = message[:MAX_MESSAGE] + "…"
-        self.last_failure = LastFailure(moment(ms), kind, run_id, message if isinstance(message, str) else None)
+        self.last_failure = LastFailure(moment(ms), kind, run_id, message)
 
     def stats(self, open_runs: Sequence[_Run], max_rate: float | None) -> JobStats:
         """The frozen statistics, with what the job's ``open_runs`` wrote so far."""
@@ -181,20 +176,20 @@ class _Job:
         )
 
 
-class _Run:
-    """An open run: what is needed to finish it."""
+class _Run(Struct, gc=False):
+    """An open run: what is needed to finish it. Runs and finished runs are most of what the fold allocates and
+    hold no cycles: untracked by the garbage collector, they cost it nothing to scan."""
 
-    __slots__ = ("job", "start_ms", "first_ms", "written")
+    job: _Job
+    start_ms: Union[int, None]
+    first_ms: int
+    written: Union[_Written, None]
 
-    def __init__(self, job: _Job, start_ms: int | None, first_ms: int, written: _Written | None) -> None:
-        self.job, self.start_ms, self.first_ms, self.written = job, start_ms, first_ms, written
 
-
-class _Finished:
-    __slots__ = ("job", "end_ms", "started")
-
-    def __init__(self, job: _Job, end_ms: int, started: bool) -> None:
-        self.job, self.end_ms, self.started = job, end_ms, started
+class _Finished(Struct, gc=False):
+    job: _Job
+    end_ms: int
+    started: bool
 
 
 class _Recent:
@@ -232,9 +227,14 @@ class JobsAggregator:
         self._bad: list[BadLine] = []
 
     def add_line(self, source: str, line: int, raw: str | bytes | Mapping[str, Any]) -> None:
-        """One line of JSON Lines (or an already parsed event); a bad one is counted with its place, not raised."""
+        """One line of JSON Lines (or an already parsed event); a bad one is counted with its place, not raised.
+        A line msgspec cannot decode into the keys counted is read by the standard library, which decides."""
         try:
-            self.add(json.loads(raw) if isinstance(raw, (str, bytes, bytearray)) else raw)
+            keys = decode_keys(raw) if isinstance(raw, (str, bytes)) else None
+            if keys is not None:
+                self._fold(keys)
+            else:
+                self.add(json.loads(raw) if isinstance(raw, (str, bytes, bytearray)) else raw)
         except UnicodeDecodeError:
             self.bad(source, line, "not UTF-8")
         except json.JSONDecodeError as exc:
@@ -254,40 +254,45 @@ class JobsAggregator:
         """Count one parsed event; raises :class:`BadEvent` for JSON that is no run event we can place."""
         if not isinstance(event, dict):
             raise BadEvent("not a JSON object")
-        kind = event.get("eventType")
+        self._fold(keys_of_dict(event))
+
+    def _fold(self, event: EventKeys) -> None:
+        """One event's keys; those of the standard library's reading may be of any type, so each is checked."""
+        kind, run, job_keys = event.eventType, event.run, event.job
         if kind is None:  # a DatasetEvent or JobEvent: no run to count
             self.ignored += 1
             return
-        run = event.get("run")
-        run_id = run.get("runId") if type(run) is dict else None
+        run_id = run.runId if run is not None else None
         if not isinstance(kind, str) or not isinstance(run_id, str) or not run_id:
             raise BadEvent("run event without a string eventType and run.runId")
-        job = self._job(_obj(event.get("job")))
-        ms = event_ms(event.get("eventTime"))
+        namespace, name = (job_keys.namespace, job_keys.name) if job_keys is not None else (None, None)
+        try:
+            job = self._jobs[namespace, name]
+        except (KeyError, TypeError):  # a new job, or no job: keys of any type are checked here
+            job = self._new_job(namespace, name)
+        ms = event_ms(event.eventTime)
         if job is None or (self._since_ms is not None and ms < self._since_ms):
             self.ignored += 1
             return
         self.events += 1
-        outputs = _list(event.get("outputs"))
-        job.seen(ms, _list(event.get("inputs")), outputs)
+        outputs = event.outputs or ()
+        job.seen(ms, event.inputs or (), outputs)
+        written = _written(outputs) if outputs else None
         kind = kind.upper()
         if kind in TERMINAL:
-            self._end(run_id, job, ms, kind, event, outputs)
+            self._end(run_id, job, ms, kind, written, event)
         elif kind == "START":
-            self._start(run_id, job, ms, outputs)
+            self._start(run_id, job, ms, written)
         else:
-            self._running(run_id, job, ms, outputs)
+            self._running(run_id, job, ms, written)
 
-    def _job(self, job: Mapping[str, Any]) -> _Job | None:
-        namespace, name = job.get("namespace"), job.get("name")
+    def _new_job(self, namespace: Any, name: Any) -> _Job | None:
         if not isinstance(namespace, str) or not isinstance(name, str) or not name:
             raise BadEvent("run event without a job.namespace and job.name")
-        key = (namespace, name)
-        if key not in self._jobs:
-            self._jobs[key] = _Job(namespace, name) if self._selected(namespace, name) else None
-        return self._jobs[key]
+        job = self._jobs[namespace, name] = _Job(namespace, name) if self._selected(namespace, name) else None
+        return job
 
-    def _start(self, run_id: str, job: _Job, ms: int, outputs: list) -> None:
+    def _start(self, run_id: str, job: _Job, ms: int, written: _Written | None) -> None:
         finished = self._recent.get(run_id)
         if finished is not None:  # the terminal event came first
             if finished.started:
@@ -298,24 +303,24 @@ class JobsAggregator:
             return
         run = self._open.get(run_id)
         if run is None:
-            self._open[run_id] = _Run(job, ms, ms, _written(outputs))
+            self._open[run_id] = _Run(job, ms, ms, written)
         elif run.start_ms is None:
             run.start_ms, run.first_ms = ms, min(ms, run.first_ms)
-            run.written = _merge(run.written, _written(outputs))
+            run.written = _merge(run.written, written)
         else:
             self.duplicates += 1
 
-    def _running(self, run_id: str, job: _Job, ms: int, outputs: list) -> None:
+    def _running(self, run_id: str, job: _Job, ms: int, written: _Written | None) -> None:
         if self._recent.get(run_id) is not None:
             return  # after its end: its tables are counted, its statistics not
         run = self._open.get(run_id)
         if run is None:
-            self._open[run_id] = _Run(job, None, ms, _written(outputs))
+            self._open[run_id] = _Run(job, None, ms, written)
         else:
             run.first_ms = min(ms, run.first_ms)
-            run.written = _merge(run.written, _written(outputs))
+            run.written = _merge(run.written, written)
 
-    def _end(self, run_id: str, job: _Job, ms: int, kind: str, event: Mapping[str, Any], outputs: list) -> None:
+    def _end(self, run_id: str, job: _Job, ms: int, kind: str, written: _Written | None, event: EventKeys) -> None:
         if self._recent.get(run_id) is not None:
             self.duplicates += 1
             return
@@ -323,13 +328,13 @@ class JobsAggregator:
         state = TERMINAL[kind]
         job.counts[_COUNT_SLOT[state]] += 1
         if state != "completed":
-            job.failure(ms, kind, run_id, event)
+            job.failure(ms, kind, run_id, _message(event))
         started = run is not None and run.start_ms is not None
         if started:
             job.durations.add((ms - run.start_ms) / 1000)
         job.rows, job.bytes = _add_written(job.rows, job.bytes,
-                                           _merge(run.written if run else None, _written(outputs)))
-        self._timeline.add(ms, STATES.index(state))
+                                           _merge(run.written if run else None, written))
+        self._timeline.add(ms, _STATE_SLOT[state])
         self._recent.add(run_id, _Finished(job, ms, started))
 
     def report(self, *, sources: Sequence[str] = (), max_failure_rate: float | None = None) -> JobsReport:

@@ -16,12 +16,12 @@ from openlineage.client.uuid import generate_new_uuid, generate_static_uuid
 from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage import facets as fb
 from iceberg_lineage.lineage.events import all_with_start, job_name
-from iceberg_lineage.lineage.naming import dataset_identity, table_parts
+from iceberg_lineage.lineage.naming import dataset_identity
+from iceberg_lineage.lineage.rules import dotted_name, rules_for
 from iceberg_lineage.lineage.captures import COMMIT_ENGINE, Commit
 from iceberg_lineage.quality.alerts import Alert, schema_alerts
 from iceberg_lineage.quality.assertions import Assertion
 from iceberg_lineage.quality.evaluate import schema_assertions
-from iceberg_lineage.quality.rules import ChecksConfig, RuleSet, checks_config
 from iceberg_lineage.read.metadata import Schema
 from iceberg_lineage.read.source import LoadedTable
 from iceberg_lineage.stats import snapshot_stats
@@ -32,19 +32,8 @@ CHECKS_ENGINE = "checks"
 ASSERTIONS_KEY = "dataQualityAssertions"
 
 
-def dotted_name(table: LoadedTable) -> str:
-    """The dotted name check globs match and alerts print (``mart.orders``; a bare metadata file: its directory)."""
-    namespace, name = table_parts(table)
-    return ".".join((*namespace, name))
-
-
 def checks_job_name(table: LoadedTable) -> str:
     return job_name(table, CHECKS_ENGINE)
-
-
-def rules_for(table: LoadedTable, settings: Settings, config: ChecksConfig | None = None) -> RuleSet:
-    """The table's rules: from ``config`` (else the ``checks`` setting), the default set when none names it."""
-    return (config or checks_config(settings.checks)).rules_for(dotted_name(table))
 
 
 def assertions_facet(assertions: Sequence[Assertion]) -> dqa.DataQualityAssertionsDatasetFacet:

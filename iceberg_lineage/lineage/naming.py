@@ -34,8 +34,6 @@ import posixpath
 from typing import Mapping, NamedTuple
 from urllib.parse import urlsplit
 
-from openlineage.client.naming.dataset import AWSGlue, Hive
-
 from iceberg_lineage.config import Settings
 from iceberg_lineage.redact import strip_userinfo
 from iceberg_lineage.read.catalogs import GLUE_ACCOUNT_KEYS
@@ -130,12 +128,16 @@ def catalog_identifier(table: LoadedTable, env: Mapping[str, str] | None = None,
         account = _first(props, *GLUE_ACCOUNT_KEYS) or (resolved.id if resolved else None)
         if not region or not account or not namespace:
             return None
+        from openlineage.client.naming.dataset import AWSGlue  # openlineage.client: a second, for Glue only
+
         glue = AWSGlue(region, account, ".".join(namespace), name)
         return Identifier(glue.get_namespace(), glue.get_name())
     if kind == "hive":
         metastore = urlsplit(strip_userinfo((props.get("uri") or "").split(",")[0].strip()))
         if not metastore.hostname or not namespace:
             return None
+        from openlineage.client.naming.dataset import Hive
+
         hive = Hive(metastore.hostname, str(metastore.port or 9083), ".".join(namespace), name)
         return Identifier(hive.get_namespace(), hive.get_name())
     if kind in ("hadoop", "in-memory"):

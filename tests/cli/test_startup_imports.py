@@ -1,14 +1,23 @@
 """Start-up: a command imports PyIceberg, pyarrow and openlineage-python only where it needs them. ``stats`` on a
-local metadata file needs none of them (they were ~0.5 s of its 0.75 s; benchmarks/startup.py has the times)."""
+local metadata file needs none of them (they were ~0.5 s of its 0.75 s; benchmarks/startup.py has the times);
+``events`` needs openlineage-python's event classes, not PyIceberg's catalogs (``scan_reporters`` imports them only
+at first use); ``check`` without ``--emit`` needs none; no command's ``--help`` imports any of them, nor the
+scanner, nor the jobs reader's decoder."""
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.fixture_tables import FIXTURES
 
 HEAVY = ("pyiceberg", "pyarrow", "openlineage", "numpy", "pydantic", "scan_reporters")
+#: Modules a command imports only when it uses them (matched as a module or a package prefix).
+MODULES = ("pyiceberg.catalog", "pyiceberg.table", "pyarrow", "openlineage.client", "dask", "distributed", "aiohttp",
+           "rich.progress", "matplotlib", "msgspec", "iceberg_lineage.jobs.aggregate", "sqlalchemy",
+           "iceberg_lineage.scan.driver")
 #: Runs the CLI in-process, then prints the heavy top-level packages it imported.
 PROBE = """
 import json, sys
@@ -18,15 +27,20 @@ try:
 except SystemExit as exit:
     code = exit.code
 heavy = sorted({m.split(".")[0] for m in sys.modules} & set(%r))
-print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
-""" % (HEAVY,)
+modules = sorted(p for p in %r if any(m == p or m.startswith(p + ".") for m in sys.modules))
+print(json.dumps({"code": code, "heavy": heavy, "modules": modules}), file=sys.stderr)
+""" % (HEAVY, MODULES)
+
+
+def probe(*args: str) -> dict:
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120)
+    result = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert result["code"] in (0, None), proc.stderr
+    return result
 
 
 def heavy_imports(*args: str) -> list[str]:
-    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=60)
-    result = json.loads(proc.stderr.strip().splitlines()[-1])
-    assert result["code"] in (0, None), proc.stderr
-    return result["heavy"]
+    return probe(*args)["heavy"]
 
 
 def test_help_imports_nothing_heavy():
@@ -37,3 +51,37 @@ def test_stats_on_a_local_metadata_file_imports_nothing_heavy():
     metadata = FIXTURES / "duckdb_spark_lineitem_cow" / "metadata" / "v2.metadata.json"
     assert heavy_imports("stats", "--depth", "summary", "--metadata", str(metadata), "--format", "json") == []
     assert heavy_imports("stats", "--metadata", str(metadata.parent.parent), "--format", "json") == []
+
+
+METADATA = FIXTURES / "duckdb_spark_lineitem_cow" / "metadata" / "v2.metadata.json"
+
+
+@pytest.mark.parametrize("command", ["events", "check", "scan", "jobs", "replay", "run", "proxy", "config", "schema",
+                                     "stats"])
+def test_no_help_imports_a_heavy_module(command):
+    assert probe(command, "--help")["modules"] == []
+
+
+def test_events_imports_the_event_classes_only():
+    assert probe("events", "--metadata", str(METADATA))["modules"] == ["openlineage.client"]
+
+
+def test_check_without_emit_imports_nothing_heavy():
+    assert probe("check", "--metadata", str(METADATA), "--format", "json") == {"code": 0, "heavy": [], "modules": []}
+
+
+def test_jobs_imports_its_decoder_and_nothing_heavy(tmp_path):
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"eventType": "COMPLETE", "eventTime": "2026-03-01T00:00:00Z", "run": {"runId": "r"}, '
+                      '"job": {"namespace": "ns", "name": "j"}}\n')
+    result = probe("jobs", "--events", str(events), "--format", "json")
+    assert result["modules"] == ["iceberg_lineage.jobs.aggregate", "msgspec"] and result["heavy"] == []
+
+
+def test_scan_reporters_imports_pyiceberg_catalog_at_first_use_of_instrument():
+    code = ("import sys, scan_reporters; before = 'pyiceberg.catalog' in sys.modules; "
+            "from scan_reporters import ScanReport; middle = 'pyiceberg.catalog' in sys.modules; "
+            "import scan_reporters.instrument; f = scan_reporters.instrument; "
+            "print(before, middle, 'pyiceberg.catalog' in sys.modules, callable(f) and f.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert out.split() == ["False", "False", "True", "scan_reporters.instrument"]
