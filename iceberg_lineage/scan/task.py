@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from dataclasses import dataclass
-from typing import Collection, Literal
+from typing import Collection, Literal, Sequence
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.errors import CatalogError, IcebergLineageError
@@ -71,6 +71,11 @@ class TableResult:
     items: tuple[PendingEvent, ...] = ()
     gap: Gap | None = None
     failure: TableFailure | None = None
+
+
+def scan_tables(tasks: Sequence[TableTask]) -> list[TableResult]:
+    """A batch of tables, in one executor task (:func:`scan_table` each)."""
+    return [scan_table(task) for task in tasks]
 
 
 def scan_table(task: TableTask) -> TableResult:
