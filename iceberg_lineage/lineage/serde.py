@@ -42,51 +42,79 @@ class _Unknown(Exception):
     """A value :func:`_plain` leaves to ``Serde`` (a set, a non-string key, numpy's int64, any other object)."""
 
 
-#: attrs classes' attribute names by class, None for other classes (``attr.asdict`` reads ``attr.fields`` for
-#: every object it meets).
-_FIELDS: dict[type, tuple[str, ...] | None] = {}
-_ATOMIC = frozenset({str, int, float, bool})
+_ATOMIC = frozenset({str, int, float, bool, type(None)})
 
 
 def _plain(value: Any) -> Any:  # noqa: ANN401 - arbitrary JSON
     """``Serde.remove_nulls_and_enums(attr.asdict(value))`` for the values events hold: attrs objects, dicts with
     string keys, lists and tuples, enums, dates and UUIDs, and JSON scalars. None where Serde drops a value."""
     kind = type(value)
-    if kind in _ATOMIC or value is None:
+    if kind in _ATOMIC:
         return value
-    if kind not in _FIELDS:
-        _FIELDS[kind] = tuple(a.name for a in attr.fields(kind)) if attr.has(kind) else None
-    names = _FIELDS[kind]
-    if names is not None:
-        return _plain_dict((name, getattr(value, name)) for name in names)
-    if isinstance(value, dict):
-        if not all(type(k) is str for k in value):
-            raise _Unknown
-        return _plain_dict(value.items())
+    convert = _CONVERTERS.get(kind)
+    if convert is None:
+        convert = _CONVERTERS[kind] = _converter(kind)
+    return convert(value)
+
+
+def _converter(kind: type) -> Any:  # noqa: ANN401
+    """How :func:`_plain` converts a value of this type (looked up once per type)."""
+    if attr.has(kind):
+        names = tuple(a.name for a in attr.fields(kind))
+        return lambda value: _plain_items((name, getattr(value, name)) for name in names)
+    if issubclass(kind, dict):
+        return _plain_dict
     if kind is list or kind is tuple:
-        out = []
-        for item in value:
-            if item is None:
-                continue
-            item = _plain(item)
-            if item is not None and not (type(item) is dict and not item):
-                out.append(item)
-        return out
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, datetime.date):
-        return value.isoformat()
-    if isinstance(value, uuid.UUID):
-        return str(value)
+        return _plain_list
+    if issubclass(kind, Enum):
+        return lambda value: value.value
+    if issubclass(kind, datetime.date):
+        return lambda value: value.isoformat()
+    if issubclass(kind, uuid.UUID):
+        return str
+    return _unknown
+
+
+def _unknown(value: Any) -> Any:  # noqa: ANN401
     raise _Unknown
 
 
-def _plain_dict(items: Any) -> dict[str, Any]:  # noqa: ANN401
+def _plain_items(items: Any) -> dict[str, Any]:  # noqa: ANN401
     out = {}
     for key, item in items:
-        if item is not None and (item := _plain(item)) is not None:
+        if type(item) not in _ATOMIC:
+            item = _plain(item)
+        if item is not None:
             out[key] = item
     return out
+
+
+def _plain_dict(value: dict) -> dict[str, Any]:
+    out = {}
+    for key, item in value.items():
+        if type(key) is not str:
+            raise _Unknown
+        if type(item) not in _ATOMIC:
+            item = _plain(item)
+        if item is not None:
+            out[key] = item
+    return out
+
+
+def _plain_list(value: list | tuple) -> list[Any]:
+    out = []
+    for item in value:
+        if type(item) not in _ATOMIC:
+            item = _plain(item)
+            if type(item) is dict and not item:
+                continue
+        if item is not None:
+            out.append(item)
+    return out
+
+
+#: :func:`_plain`'s conversion by type.
+_CONVERTERS: dict[type, Any] = {}
 
 
 def from_json(text: str) -> Event:
