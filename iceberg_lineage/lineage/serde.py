@@ -60,8 +60,7 @@ def _plain(value: Any) -> Any:  # noqa: ANN401 - arbitrary JSON
 def _converter(kind: type) -> Any:  # noqa: ANN401
     """How :func:`_plain` converts a value of this type (looked up once per type)."""
     if attr.has(kind):
-        names = tuple(a.name for a in attr.fields(kind))
-        return lambda value: _plain_items((name, getattr(value, name)) for name in names)
+        return _attrs_converter(tuple(a.name for a in attr.fields(kind)))
     if issubclass(kind, dict):
         return _plain_dict
     if kind is list or kind is tuple:
@@ -79,14 +78,18 @@ def _unknown(value: Any) -> Any:  # noqa: ANN401
     raise _Unknown
 
 
-def _plain_items(items: Any) -> dict[str, Any]:  # noqa: ANN401
-    out = {}
-    for key, item in items:
-        if type(item) not in _ATOMIC:
-            item = _plain(item)
-        if item is not None:
-            out[key] = item
-    return out
+def _attrs_converter(names: tuple[str, ...]) -> Any:  # noqa: ANN401
+    def convert(value: Any) -> dict[str, Any]:  # noqa: ANN401
+        out = {}
+        for name in names:
+            item = getattr(value, name)
+            if type(item) not in _ATOMIC:
+                item = _plain(item)
+            if item is not None:
+                out[name] = item
+        return out
+
+    return convert
 
 
 def _plain_dict(value: dict) -> dict[str, Any]:
