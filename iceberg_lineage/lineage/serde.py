@@ -2,11 +2,13 @@
 takes to :meth:`Delivery.emit <iceberg_lineage.delivery.delivery.Delivery.emit>`."""
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import uuid
+from contextvars import ContextVar
 from enum import Enum
-from typing import Any, Mapping, Union
+from typing import Any, Iterator, Mapping, Union
 
 import attr
 
@@ -31,11 +33,34 @@ def to_json(event: Event | Mapping[str, object]) -> str:
     the pass does not know goes the ``Serde`` way, so the text is the same whatever an event holds."""
     if isinstance(event, Mapping):
         return Serde.to_json(event)
+    memo = _MEMO.get()
+    if memo is not None and (seen := memo.get(id(event))) is not None and seen[0] is event:
+        return seen[1]
     try:
-        plain = _plain(event)
+        text = json.dumps(_plain(event), sort_keys=True)
     except _Unknown:
-        return Serde.to_json(event)
-    return json.dumps(plain, sort_keys=True)
+        text = Serde.to_json(event)
+    if memo is not None:
+        memo[id(event)] = (event, text)
+    return text
+
+
+#: Inside :func:`serialised_once`: the text of each event serialised so far, by identity (with the event, which
+#: keeps its id from being reused).
+_MEMO: ContextVar[dict[int, tuple[object, str]] | None] = ContextVar("iceberg_lineage_json_memo", default=None)
+
+
+@contextlib.contextmanager
+def serialised_once() -> Iterator[None]:
+    """Inside, an event serialised twice is converted once: an event with column statistics is serialised to be
+    measured against the byte budget (:mod:`~iceberg_lineage.lineage.budget`), then again to be sent. Only for code
+    that never changes an event once serialised (the scanner's table task; openlineage's client adds facets in
+    place as it emits). Per thread and per task (a context variable)."""
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
 
 
 class _Unknown(Exception):

@@ -141,15 +141,15 @@ def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
     events: dict[int, tuple[str, tuple[str, ...]]] = {}
     alerts: dict[int, tuple] = {}
     if to_walk:
-        from iceberg_lineage.lineage.events import snapshot_runs, with_start
-        from iceberg_lineage.lineage.serde import to_json
-
-        runs = snapshot_runs(table, to_walk, task.settings, depth=task.depth, owners=owners,
-                             capture_time=task.capture_time, executor=manifest_pool(), cache=ManifestCache())
-        for snapshot_id, built in runs.items():
-            events[snapshot_id] = (built[-1].run.runId, tuple(to_json(e) for e in built))
         from iceberg_lineage.lineage.checks import snapshot_alert_run
+        from iceberg_lineage.lineage.events import snapshot_runs, with_start
+        from iceberg_lineage.lineage.serde import serialised_once, to_json
 
+        with serialised_once():  # the events measured against the byte budget are not serialised again
+            runs = snapshot_runs(table, to_walk, task.settings, depth=task.depth, owners=owners,
+                                 capture_time=task.capture_time, executor=manifest_pool(), cache=ManifestCache())
+            for snapshot_id, built in runs.items():
+                events[snapshot_id] = (built[-1].run.runId, tuple(to_json(e) for e in built))
         for snapshot_id in runs:  # a schema change: the snapshot's checks run follows its own events
             found, check = snapshot_alert_run(table, snapshot_id, task.settings)
             if check is not None:

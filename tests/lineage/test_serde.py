@@ -11,7 +11,7 @@ from openlineage.client.serde import Serde
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage.events import all_with_start, dataset_event, history_events, lifecycle_event
-from iceberg_lineage.lineage.serde import from_json, to_json
+from iceberg_lineage.lineage.serde import from_json, serialised_once, to_json
 from iceberg_lineage.stats import table_history
 from tests.support.fixture_tables import FIXTURE_TABLES, fixture_table
 
@@ -70,3 +70,12 @@ def test_edge_values_serialise_as_openlineage_does(value):
 def test_a_mapping_is_serialised_by_openlineage():
     spooled = {"b": None, "a": [None, {}, 1], "c": {"d": None}}
     assert to_json(spooled) == Serde.to_json(spooled) == '{"a": [1], "c": {}}'
+
+
+def test_an_event_is_converted_once_inside_serialised_once_only():
+    event = Outer(items=[Inner(name="a")])
+    with serialised_once():
+        first = to_json(event)
+        event.number = 2.5  # the scanner's task never does this: shows the text is remembered, not rebuilt
+        assert to_json(event) == first
+    assert to_json(event) == Serde.to_json(event) != first
