@@ -31,6 +31,16 @@ from iceberg_lineage.stats.model import DEPTHS
 from iceberg_lineage.stats.parallel import open_executor
 
 
+#: Tables per task on processes and Dask, where each task costs pickling and the executor's bookkeeping (threads
+#: take one table per task: nothing is pickled, and a stuck table can be abandoned alone).
+TABLES_PER_TASK = 8
+#: What a table task imports (most of it lazily, on its first table): a worker process forked from a server that
+#: imported them once starts without importing them again (:func:`~iceberg_lineage.stats.parallel.open_executor`).
+TASK_MODULES = ("iceberg_lineage.scan.task", "iceberg_lineage.lineage.events", "iceberg_lineage.lineage.checks",
+                "iceberg_lineage.lineage.profiles", "openlineage.client.event_v2", "scan_reporters.commit_metrics",
+                "pyiceberg.catalog.sql", "pyiceberg.io.pyarrow")
+
+
 @dataclass(frozen=True)
 class ScanOptions:
     catalogs: tuple[CatalogSpec, ...]
@@ -96,9 +106,10 @@ def scan(
 
 def _walk(run: "_Driver", options: ScanOptions, settings: Settings, on_listed: Callable[[int], None]) -> None:
     """Discover, read and deliver every table, then the catalog changes."""
-    with open_executor(options.executor, options.workers, options.dask_scheduler) as executor:
-        limit = 4 * (options.workers or 8)
-        pending = InFlight(executor, settings.scan.table_timeout_s)
+    batch = 1 if options.executor == "threads" else TABLES_PER_TASK
+    with open_executor(options.executor, options.workers, options.dask_scheduler, preload=TASK_MODULES) as executor:
+        limit = 4 * (options.workers or 8) * batch
+        pending = InFlight(executor, settings.scan.table_timeout_s, batch)
         for spec in options.catalogs:
             for item in discover(spec, options.filters):
                 if isinstance(item, NamespaceListed):
@@ -183,9 +194,11 @@ class _Driver:
 
     # -- results -------------------------------------------------------------------------------------------------
     def collect(self, pending: InFlight, *, block: bool) -> None:
-        """Deliver and record every table whose task is done (a task past its time limit comes back failed)."""
-        for task, result in pending.ready(block=block):
-            self.finish(self.apply(result, task))
+        """Deliver and record every table whose task is done (a task past its time limit comes back failed); their
+        records are written together, once all of them were sent."""
+        with self.state.batch():
+            for task, result in pending.ready(block=block):
+                self.finish(self.apply(result, task))
 
     def sink(self, texts: Sequence[str]) -> Sequence[str]:
         """The scan's sink, within what is left of ``scan.delivery_deadline_s``: every call's time counts against

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from dataclasses import dataclass
-from typing import Collection, Literal
+from typing import Collection, Literal, Sequence
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.errors import CatalogError, IcebergLineageError
@@ -73,6 +73,11 @@ class TableResult:
     failure: TableFailure | None = None
 
 
+def scan_tables(tasks: Sequence[TableTask]) -> list[TableResult]:
+    """A batch of tables, in one executor task (:func:`scan_table` each)."""
+    return [scan_table(task) for task in tasks]
+
+
 def scan_table(task: TableTask) -> TableResult:
     """Load one table and build the events of its snapshots not in the watermark. Never raises: a failure is
     returned with the table, the file and the reason, so one bad table cannot stop a scan."""
@@ -136,15 +141,15 @@ def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
     events: dict[int, tuple[str, tuple[str, ...]]] = {}
     alerts: dict[int, tuple] = {}
     if to_walk:
-        from iceberg_lineage.lineage.events import snapshot_runs, with_start
-        from iceberg_lineage.lineage.serde import to_json
-
-        runs = snapshot_runs(table, to_walk, task.settings, depth=task.depth, owners=owners,
-                             capture_time=task.capture_time, executor=manifest_pool(), cache=ManifestCache())
-        for snapshot_id, built in runs.items():
-            events[snapshot_id] = (built[-1].run.runId, tuple(to_json(e) for e in built))
         from iceberg_lineage.lineage.checks import snapshot_alert_run
+        from iceberg_lineage.lineage.events import snapshot_runs, with_start
+        from iceberg_lineage.lineage.serde import serialised_once, to_json
 
+        with serialised_once():  # the events measured against the byte budget are not serialised again
+            runs = snapshot_runs(table, to_walk, task.settings, depth=task.depth, owners=owners,
+                                 capture_time=task.capture_time, executor=manifest_pool(), cache=ManifestCache())
+            for snapshot_id, built in runs.items():
+                events[snapshot_id] = (built[-1].run.runId, tuple(to_json(e) for e in built))
         for snapshot_id in runs:  # a schema change: the snapshot's checks run follows its own events
             found, check = snapshot_alert_run(table, snapshot_id, task.settings)
             if check is not None:

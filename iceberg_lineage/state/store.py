@@ -13,6 +13,7 @@ its events went to (the transport's type and URL or path, no secret): a scan tha
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
@@ -193,6 +194,8 @@ class StateStore:
             "SELECT 1 FROM sqlite_master WHERE type='table' AND name='ledger'").fetchone() is not None
         #: where this run's events go, written with each table it records (:meth:`send_to`)
         self.destination: str | None = None
+        #: inside :meth:`batch`: the advances to write at its end
+        self._batched: list[tuple[TrackedTable, tuple[EmittedSnapshot, ...]]] | None = None
 
     # -- reads -------------------------------------------------------------------------------------------------------
     def get(self, identity: str) -> TrackedTable | None:
@@ -266,11 +269,34 @@ class StateStore:
 
     def record(self, table: TrackedTable, snapshots: Iterable[EmittedSnapshot] = ()) -> None:
         """One table's advance, in one transaction: upsert its row (a ``current_snapshot_id`` of ``None`` keeps the
-        recorded one) and add its newly emitted snapshots."""
+        recorded one) and add its newly emitted snapshots. Inside :meth:`batch`, at the batch's end."""
         self._check_writable()
+        if self._batched is not None:
+            self._batched.append((table, tuple(snapshots)))
+        else:
+            self._write([(table, tuple(snapshots))])
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """:meth:`record` calls inside are written together at the end, in one transaction (also when the block
+        raises: they record what was delivered). One commit per batch of tables instead of one per table, and the
+        write lock is held for the writes only, never while the events are sent (hooks write the ledger meanwhile).
+        A crash before the end forgets the batch: its snapshots are sent again (same runIds), never lost."""
+        if self.readonly or self._batched is not None:
+            yield
+            return
+        self._batched = []
+        try:
+            yield
+        finally:
+            batched, self._batched = self._batched, None
+            if batched:
+                self._write(batched)
+
+    def _write(self, advances: list[tuple[TrackedTable, tuple[EmittedSnapshot, ...]]]) -> None:
         now = time.time()
         with self._db:
-            self._db.execute(
+            self._db.executemany(
                 "INSERT INTO tables (identity, catalog, identifier, location, metadata_location, current_snapshot_id,"
                 " dropped, updated_at, destination) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT(identity) DO UPDATE SET"
@@ -279,13 +305,13 @@ class StateStore:
                 " current_snapshot_id=COALESCE(excluded.current_snapshot_id, tables.current_snapshot_id),"
                 " dropped=excluded.dropped, updated_at=excluded.updated_at,"
                 " destination=COALESCE(excluded.destination, tables.destination)",
-                (table.identity, table.catalog, _ident(table.identifier), table.location, table.metadata_location,
-                 table.current_snapshot_id, int(table.dropped), now, self.destination),
+                [(table.identity, table.catalog, _ident(table.identifier), table.location, table.metadata_location,
+                  table.current_snapshot_id, int(table.dropped), now, self.destination) for table, _ in advances],
             )
             self._db.executemany(
                 "INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(table.identity, s.snapshot_id, s.sequence_number, s.timestamp_ms, s.via, s.run_id, now)
-                 for s in snapshots],
+                 for table, snapshots in advances for s in snapshots],
             )
 
     def record_delivered(self, identity: str, run_ids: Mapping[int, str]) -> None:

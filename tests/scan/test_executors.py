@@ -78,3 +78,28 @@ def test_a_forked_child_gets_its_own_pools():
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert manifest_pool() is parent
+
+
+def test_tables_in_batches_on_processes_emit_the_same_events(tables, tmp_path, monkeypatch):
+    """Issue 32: processes and Dask take several tables per task; 5 tables in batches of 2 are 3 tasks."""
+    import iceberg_lineage.scan.driver as driver
+
+    serial = events_with(tables, tmp_path, "serial", workers=1)
+    monkeypatch.setattr(driver, "TABLES_PER_TASK", 2)
+    assert events_with(tables, tmp_path, "processes", executor="processes", workers=2) == serial
+
+
+def _where() -> tuple[str, str | None]:
+    return os.getcwd(), os.environ.get("ICEBERG_LINEAGE_TEST_MARK")
+
+
+def test_process_workers_start_in_the_drivers_folder_and_environment(tmp_path, monkeypatch):
+    """Workers forked from a server started earlier still see the driver's folder and environment as they are now,
+    as spawned ones did."""
+    for n in ("1", "2"):
+        folder = tmp_path / n
+        folder.mkdir()
+        monkeypatch.chdir(folder)
+        monkeypatch.setenv("ICEBERG_LINEAGE_TEST_MARK", n)
+        with open_executor("processes", workers=1) as pool:
+            assert pool.submit(_where).result() == (str(folder), n)

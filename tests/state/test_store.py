@@ -30,3 +30,26 @@ def test_no_current_snapshot_keeps_the_recorded_one_and_a_drop_hides_the_name(tm
         assert state.get("uuid-1").dropped is True
         state.record(later)  # seen again under its name: live again
         assert state.find("lake", ("db", "orders")).dropped is False
+
+
+def test_a_batch_writes_its_records_together_at_its_end_even_when_it_raises(tmp_path):
+    """Issue 32: one transaction per batch of tables, written after their events were sent."""
+    customers = TrackedTable("uuid-2", "lake", ("db", "customers"), "/w/customers", "/w/customers/metadata/1.json")
+    emitted = (EmittedSnapshot(11, 1, 1000, "scan", "run-11"),)
+    with StateStore(tmp_path / "state.db") as state:
+        with state.batch():
+            state.record(ORDERS, emitted)
+            state.record(customers)
+            assert state.get("uuid-1") is None  # not written yet
+            with StateStore(tmp_path / "state.db", readonly=True) as reader:
+                assert list(reader.tables("lake")) == []
+        assert sorted(state.tables("lake"), key=lambda t: t.identity) == [ORDERS, customers]
+        assert state.emitted("uuid-1") == list(emitted)
+        later = TrackedTable("uuid-2", "lake", ("db", "customers"), "/w/customers", "/w/customers/metadata/2.json")
+        try:
+            with state.batch():
+                state.record(later)
+                raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            pass
+        assert state.get("uuid-2") == later  # delivered before the interruption: recorded
