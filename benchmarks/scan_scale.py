@@ -10,6 +10,11 @@ depth summary; and the baseline: a loop that loads each table and reads its snap
 counting sink (no transport), so the figures are the scanner's own cost. Dask's peak RSS is the driver's only.
 
     .venv/bin/python benchmarks/scan_scale.py [--tables 1000] [--warehouse DIR]
+
+``--rescan`` measures a scan with nothing changed instead (issue 32): ``scan --depth summary`` twice with one state
+file, the second timed, against the same plain loop; unchanged tables are skipped from the catalog's listing.
+
+    .venv/bin/python benchmarks/scan_scale.py --rescan --tables 400     # and --tables 10000
 """
 from __future__ import annotations
 
@@ -116,6 +121,37 @@ def measure(warehouse: Path, config: str) -> dict:
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+def measure_rescan(warehouse: Path) -> dict:
+    """A full summary-depth scan, then the same again with its state file (nothing changed), timed apart."""
+    from iceberg_lineage.config import Settings
+    from iceberg_lineage.read.catalogs import CatalogSpec
+    from iceberg_lineage.scan.driver import ScanOptions, scan
+    from iceberg_lineage.scan.sinks import event_sink
+    from iceberg_lineage.state.store import StateStore
+
+    spec = CatalogSpec.of("bench", {"type": "sql", **catalog(warehouse).properties})
+    seconds = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(2):
+            started = time.monotonic()
+            with StateStore(Path(tmp) / "state.db") as state:
+                summary = scan(ScanOptions(catalogs=(spec,), depth="summary"), Settings(), state,
+                               event_sink(lambda event: "delivered"))
+            seconds.append(time.monotonic() - started)
+            assert summary.exit_code == 0, summary.failures
+    assert summary.unchanged == summary.tables_scanned and summary.snapshots_emitted == 0
+    return {"config": "rescan", "first_s": seconds[0], "seconds": seconds[1], "tables": summary.tables_scanned}
+
+
+def report_rescan(tables: int, plain: dict, rescan: dict) -> None:
+    print(f"rescan, nothing changed: {tables} tables x {COMMITS} commits, depth summary, counting sink, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    print(f"{'run':<34}{'seconds':>9}{'x plain':>9}")
+    print(f"{'plain PyIceberg loop':<34}{plain['seconds']:>9.2f}{1.0:>9.2f}")
+    print(f"{'scan, first (fresh state)':<34}{rescan['first_s']:>9.2f}{rescan['first_s'] / plain['seconds']:>9.2f}")
+    print(f"{'scan again (same state)':<34}{rescan['seconds']:>9.2f}{rescan['seconds'] / plain['seconds']:>9.3f}")
+
+
 def run(warehouse: Path, config: str) -> dict:
     out = subprocess.run([sys.executable, __file__, "--warehouse", str(warehouse), "--measure", config],
                          check=True, capture_output=True, text=True)
@@ -126,13 +162,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tables", type=int, default=1000)
     parser.add_argument("--warehouse", type=Path, default=Path(tempfile.gettempdir()) / "iceberg-lineage-scan-scale")
+    parser.add_argument("--rescan", action="store_true", help="measure a scan with nothing changed (issue 32)")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args()
     warehouse = args.warehouse.resolve()
     if args.measure:
-        print(json.dumps(measure(warehouse, args.measure)))
+        print(json.dumps(measure_rescan(warehouse) if args.measure == "rescan" else measure(warehouse, args.measure)))
         return 0
     build(warehouse, args.tables)
+    if args.rescan:
+        report_rescan(args.tables, run(warehouse, "plain"), run(warehouse, "rescan"))
+        return 0
     plain = run(warehouse, "plain")
     results = [run(warehouse, c) for c in CONFIGS]
     base = results[0]["snapshots"] / results[0]["seconds"]
