@@ -1,6 +1,6 @@
 """Discovery, on the driver: namespaces and tables are listed lazily, so 10,000 tables never sit in memory at once.
-Where the catalog gives each table's metadata location with its listing (SQL, Glue: :mod:`iceberg_lineage.read.listing`),
-the table comes with it, so the driver can skip an unchanged table without loading it."""
+Where the catalog gives each table's metadata location with its listing (SQL, Glue:
+:mod:`iceberg_lineage.read.listing`), the table comes with it, so the driver can skip an unchanged table unloaded."""
 from __future__ import annotations
 
 import fnmatch
