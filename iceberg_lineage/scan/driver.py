@@ -137,6 +137,8 @@ class _Driver:
         self.capture_time = options.capture_time or dt.datetime.now(dt.timezone.utc)
         self.listed_ok: set[tuple[str, tuple[str, ...]]] = set()
         self.listed_tables: set[tuple[str, tuple[str, ...]]] = set()
+        #: the state's tables of the namespace listed last: (catalog, namespace, by name)
+        self.known: tuple[str, tuple[str, ...], dict[tuple[str, ...], TrackedTable]] = ("", (), {})
         self.seen: set[str] = set()
         self.renamed: dict[str, LifecycleChange] = {}
         self.outcomes: dict[TableStatus, int] = {"unchanged": 0, "updated": 0, "failed": 0}
@@ -151,6 +153,8 @@ class _Driver:
 
     # -- discovery -----------------------------------------------------------------------------------------------
     def namespace_listed(self, item: NamespaceListed) -> None:
+        # its tables come next: what the state knows of them, read at once
+        self.known = (item.catalog, item.namespace, self.state.live_in(item.catalog, item.namespace))
         if item.error is None:
             self.listed_ok.add((item.catalog, item.namespace))
         else:
@@ -162,7 +166,9 @@ class _Driver:
         if key in self.listed_tables:
             return None
         self.listed_tables.add(key)
-        known = self.state.find(item.catalog.name, item.identifier)
+        catalog, namespace, tables = self.known
+        known = tables.get(item.identifier) if (catalog, namespace) == (item.catalog.name, item.identifier[:-1]) \
+            else self.state.find(item.catalog.name, item.identifier)
         if known is not None and item.metadata_location is not None \
                 and known.complete_at(self.options.mode) == item.metadata_location:
             self.seen.add(known.identity)  # unchanged since it was fully emitted: nothing to load, nothing to send

@@ -7,7 +7,7 @@ from sqlalchemy import text
 from tests.support.scan import write_table
 
 from iceberg_lineage.read.catalogs import walk_namespaces
-from iceberg_lineage.read.listing import TableLocations, _sql_locations
+from iceberg_lineage.read.listing import TableLocations, _sql_listing
 
 
 def listed(catalog) -> tuple[list[tuple[str, ...]], dict[tuple[str, ...], str | None]]:
@@ -51,11 +51,11 @@ def test_a_catalog_without_iceberg_type_still_lists_its_locations(sql_catalog):
 
 def test_a_missing_column_gives_no_location(sql_catalog):
     write_table(sql_catalog, "db.t", 1)
-    assert len(_sql_locations(sql_catalog)) == 1
+    assert _sql_listing(sql_catalog)[0] == {("db",): [("db", "t")]}
     sql(sql_catalog, "ALTER TABLE iceberg_tables RENAME COLUMN metadata_location TO where_it_is")
-    assert _sql_locations(sql_catalog) == {}
+    assert _sql_listing(sql_catalog) == (None, {})
     sql(sql_catalog, "DROP TABLE iceberg_tables")  # an error of the query itself
-    assert _sql_locations(sql_catalog) == {}
+    assert _sql_listing(sql_catalog) == (None, {})
 
 
 def test_another_catalog_implementation_gives_no_location(sql_catalog):

@@ -46,3 +46,19 @@ def test_a_name_finds_the_table_recorded_last_under_it(tmp_path):
         assert state.find("lake", ("db", "t")).identity == "second"
         state.record(TrackedTable("first", "lake", ("db", "t"), "/w/t", "/w/first-2.json"))
         assert state.find("lake", ("db", "t")).identity == "first"
+
+
+def test_a_namespace_s_tables_are_read_at_once_as_find_reads_each(tmp_path):
+    names = [("db", "a"), ("db", "b"), ("db", "inner", "c"), ("db2", "d"), ("d", "b", "x"), ("db", "é")]
+    with StateStore(tmp_path / "state.db") as state:
+        for i, name in enumerate(names):
+            state.record(TrackedTable(f"u{i}", "lake", name, "/w", f"/w/{i}.json"))
+        state.record(TrackedTable("other", "elsewhere", ("db", "a"), "/w", "/w/x.json"))
+        state.record(TrackedTable("u9", "lake", ("db", "gone"), "/w", "/w/9.json"))
+        state.mark_dropped("u9")
+        state.record(TrackedTable("again", "lake", ("db", "b"), "/w", "/w/again.json"))  # replaced under its name
+        for namespace in (("db",), ("db", "inner"), ("db2",), ("d", "b"), ("nowhere",)):
+            expected = {n: state.find("lake", n) for n in names + [("db", "gone")] if n[:-1] == namespace}
+            assert state.live_in("lake", namespace) == {n: t for n, t in expected.items() if t is not None}
+        assert sorted(state.live_in("lake", ("db",))) == [("db", "a"), ("db", "b"), ("db", "é")]
+        assert state.live_in("lake", ("db",))[("db", "b")].identity == "again"
