@@ -13,6 +13,12 @@ speed-up column compares each run with threads:1 at the same depth. CPU s: the r
 waited for, while the clock ran (a loaded machine stretches seconds, less so CPU; a forkserver's is not counted).
 
     .venv/bin/python benchmarks/scan_scale.py [--tables 1000] [--warehouse DIR]
+
+``--rescan`` measures a scan with nothing changed instead (issue 32): ``scan --depth summary`` twice with one state
+file, each in a fresh process (imports included), against the same plain loop; unchanged tables are skipped from
+the catalog's listing.
+
+    .venv/bin/python benchmarks/scan_scale.py --rescan --tables 400     # and --tables 10000
 """
 from __future__ import annotations
 
@@ -141,6 +147,43 @@ def _cpu() -> float:
     return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
 
 
+def measure_rescan(warehouse: Path, state_path: Path) -> dict:
+    """One summary-depth scan with ``state_path`` in this fresh process, timed from where the plain loop's clock starts
+    (PyIceberg imported, the catalog made): iceberg-lineage's imports count, openlineage-python's among them."""
+    cat = catalog(warehouse)
+    started = time.monotonic()
+    from iceberg_lineage.config import Settings
+    from iceberg_lineage.read.catalogs import CatalogSpec
+    from iceberg_lineage.scan.driver import ScanOptions, scan
+    from iceberg_lineage.scan.sinks import event_sink
+    from iceberg_lineage.state.store import StateStore
+
+    spec = CatalogSpec.of("bench", {"type": "sql", **cat.properties})
+    with StateStore(state_path) as state:
+        summary = scan(ScanOptions(catalogs=(spec,), depth="summary"), Settings(), state,
+                       event_sink(lambda event: "delivered"))
+    assert summary.exit_code == 0, summary.failures
+    return {"config": "rescan", "seconds": time.monotonic() - started, "unchanged": summary.unchanged,
+            "tables": summary.tables_scanned}
+
+
+def rescan(warehouse: Path) -> tuple[dict, dict]:
+    """``scan --depth summary`` twice with one state file, each in a fresh process: the first and the second."""
+    with tempfile.TemporaryDirectory() as tmp:
+        first, again = (run(warehouse, f"rescan={Path(tmp) / 'state.db'}") for _ in range(2))
+    assert again["unchanged"] == again["tables"], again
+    return first, again
+
+
+def report_rescan(tables: int, plain: dict, first: dict, again: dict) -> None:
+    print(f"rescan, nothing changed: {tables} tables x {COMMITS} commits, depth summary, counting sink, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    print(f"{'run':<34}{'seconds':>9}{'x plain':>9}")
+    print(f"{'plain PyIceberg loop':<34}{plain['seconds']:>9.2f}{1.0:>9.2f}")
+    print(f"{'scan, first (fresh state)':<34}{first['seconds']:>9.2f}{first['seconds'] / plain['seconds']:>9.2f}")
+    print(f"{'scan again (same state)':<34}{again['seconds']:>9.2f}{again['seconds'] / plain['seconds']:>9.3f}")
+
+
 def run(warehouse: Path, config: str) -> dict:
     out = subprocess.run([sys.executable, __file__, "--warehouse", str(warehouse), "--measure", config],
                          check=True, capture_output=True, text=True)
@@ -151,13 +194,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tables", type=int, default=1000)
     parser.add_argument("--warehouse", type=Path, default=Path(tempfile.gettempdir()) / "iceberg-lineage-scan-scale")
+    parser.add_argument("--rescan", action="store_true", help="measure a scan with nothing changed (issue 32)")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args()
     warehouse = args.warehouse.resolve()
     if args.measure:
-        print(json.dumps(measure(warehouse, args.measure)))
+        kind, _, state = args.measure.partition("=")
+        print(json.dumps(measure_rescan(warehouse, Path(state)) if kind == "rescan" else measure(warehouse, kind)))
         return 0
     build(warehouse, args.tables)
+    if args.rescan:
+        report_rescan(args.tables, run(warehouse, "plain"), *rescan(warehouse))
+        return 0
     load = os.getloadavg()[0]
     plains, results = [], []
     for c in CONFIGS:  # the loop again before each run: on a shared machine the load moves between runs

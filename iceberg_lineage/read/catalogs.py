@@ -13,7 +13,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from iceberg_lineage.errors import CatalogError, ConfigError, IcebergLineageError
 from iceberg_lineage.extras import require
@@ -268,10 +268,13 @@ class NamespaceListing(NamedTuple):
     error: str | None = None
 
 
-def walk_namespaces(catalog: Catalog, roots: Sequence[tuple[str, ...]] = ((),)) -> Iterator[NamespaceListing]:
+def walk_namespaces(catalog: Catalog, roots: Sequence[tuple[str, ...]] = ((),),
+                    list_tables: Callable[[tuple[str, ...]], Iterable[Sequence[str]]] | None = None,
+                    ) -> Iterator[NamespaceListing]:
     """Every namespace under ``roots`` (nested ones too) of a PyIceberg catalog with its tables, lazily, depth
     first; a namespace that cannot be listed is yielded with its error and the walk goes on. The root ``()`` has
-    no tables of its own."""
+    no tables of its own. ``list_tables``: lists a namespace's tables instead of ``catalog.list_tables``."""
+    list_tables = list_tables or catalog.list_tables
     stack = list(reversed(roots))
     seen: set[tuple[str, ...]] = set()
     while stack:
@@ -281,7 +284,7 @@ def walk_namespaces(catalog: Catalog, roots: Sequence[tuple[str, ...]] = ((),)) 
         seen.add(namespace)
         try:
             children = [tuple(c) for c in catalog.list_namespaces(namespace)]
-            tables = tuple(tuple(t) for t in catalog.list_tables(namespace)) if namespace else ()
+            tables = tuple(tuple(t) for t in list_tables(namespace)) if namespace else ()
         except Exception as exc:  # noqa: BLE001 - one namespace must not stop the walk
             yield NamespaceListing(namespace, (), one_line(exc))
             continue

@@ -1,4 +1,6 @@
-"""Discovery, on the driver: namespaces and tables are listed lazily, so 10,000 tables never sit in memory at once."""
+"""Discovery, on the driver: namespaces and tables are listed lazily, so 10,000 tables never sit in memory at once.
+Where the catalog gives each table's metadata location with its listing (SQL, Glue:
+:mod:`iceberg_lineage.read.listing`), the table comes with it, so the driver can skip an unchanged table unloaded."""
 from __future__ import annotations
 
 import fnmatch
@@ -7,6 +9,7 @@ from typing import Iterator
 
 from iceberg_lineage.errors import CatalogError
 from iceberg_lineage.read.catalogs import CatalogSpec, walk_namespaces
+from iceberg_lineage.read.listing import TableLocations
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,8 @@ class NamespaceListed:
 class TableListed:
     catalog: CatalogSpec
     identifier: tuple[str, ...]
+    #: the table's current metadata location as the listing gave it; ``None``: not given (the table is loaded)
+    metadata_location: str | None = None
 
 
 def discover(spec: CatalogSpec, filters: TableFilter) -> Iterator[NamespaceListed | TableListed]:
@@ -60,8 +65,9 @@ def discover(spec: CatalogSpec, filters: TableFilter) -> Iterator[NamespaceListe
     except CatalogError as exc:
         yield NamespaceListed(spec.name, (), exc.reason)
         return
-    for listing in walk_namespaces(catalog, filters.roots()):
+    locations = TableLocations(catalog)
+    for listing in walk_namespaces(catalog, filters.roots(), locations.tables):
         yield NamespaceListed(spec.name, listing.namespace, listing.error)
         for identifier in listing.tables:
             if filters.wants(spec.name, identifier):
-                yield TableListed(spec, identifier)
+                yield TableListed(spec, identifier, locations.location(identifier))

@@ -6,6 +6,10 @@ Events are sent in commit order, and a snapshot is recorded as emitted only once
 spooled; a failure stops that table's watermark where it is. RENAMEs and DROPs come last, once every name of the
 run was listed. A hook-tagged snapshot counts as already emitted only when the delivery ledger (in the state) knows
 it; otherwise the scan sends its owner's events, rebuilt from the tag.
+
+A table is recorded as fully emitted at its metadata location (per mode) only when every snapshot there was delivered
+or spooled, and none skipped by ``--since``; a table the listing shows at that same location is then skipped without
+being loaded (:mod:`iceberg_lineage.read.listing`). A stop, a failure, or another mode leaves it to be loaded again.
 """
 from __future__ import annotations
 
@@ -147,6 +151,8 @@ class _Driver:
         self.capture_time = options.capture_time or dt.datetime.now(dt.timezone.utc)
         self.listed_ok: set[tuple[str, tuple[str, ...]]] = set()
         self.listed_tables: set[tuple[str, tuple[str, ...]]] = set()
+        #: the state's tables of the namespace listed last: (catalog, namespace, by name)
+        self.known: tuple[str, tuple[str, ...], dict[tuple[str, ...], TrackedTable]] = ("", (), {})
         self.seen: set[str] = set()
         self.renamed: dict[str, LifecycleChange] = {}
         self.outcomes: dict[TableStatus, int] = {"unchanged": 0, "updated": 0, "failed": 0}
@@ -168,6 +174,8 @@ class _Driver:
 
     # -- discovery -----------------------------------------------------------------------------------------------
     def namespace_listed(self, item: NamespaceListed) -> None:
+        # its tables come next: what the state knows of them, read at once
+        self.known = (item.catalog, item.namespace, self.state.live_in(item.catalog, item.namespace))
         if item.error is None:
             self.listed_ok.add((item.catalog, item.namespace))
         else:
@@ -179,7 +187,14 @@ class _Driver:
         if key in self.listed_tables:
             return None
         self.listed_tables.add(key)
-        known = self.state.find(item.catalog.name, item.identifier)
+        catalog, namespace, tables = self.known
+        known = tables.get(item.identifier) if (catalog, namespace) == (item.catalog.name, item.identifier[:-1]) \
+            else self.state.find(item.catalog.name, item.identifier)
+        if known is not None and item.metadata_location is not None \
+                and known.complete_at(self.options.mode) == item.metadata_location:
+            self.seen.add(known.identity)  # unchanged since it was fully emitted: nothing to load, nothing to send
+            self.finish(TableOutcome(item.catalog.name, item.identifier, "unchanged"))
+            return None
         return TableTask(
             catalog=item.catalog,
             identifier=item.identifier,
@@ -250,11 +265,18 @@ class _Driver:
             for i, _ in sent
         ) if history else ()
         current = sent[-1][0].snapshot_id if not history and sent else None
+        complete = result.metadata_location if stop is None and (not history or self.options.since_ms is None) \
+            else None
+        markers = {"history": previous.history_complete_at if previous else None,
+                   "current": previous.current_complete_at if previous else None, self.options.mode: complete}
+        tracked = TrackedTable(
+            result.identity, result.catalog, name, result.location or "", result.metadata_location, current,
+            history_complete_at=markers["history"], current_complete_at=markers["current"],
+        )
         if not self.state.readonly and (recorded or current is not None or previous is None or previous.dropped
-                                        or previous.metadata_location != result.metadata_location):
-            self.state.record(TrackedTable(
-                result.identity, result.catalog, name, result.location or "", result.metadata_location, current,
-            ), recorded)
+                                        or previous.metadata_location != result.metadata_location
+                                        or previous.complete_at(self.options.mode) != complete):
+            self.state.record(tracked, recorded)
         accepted = [(i, statuses) for i, statuses in sent if "rejected" not in statuses]
         emitted = [statuses for i, statuses in accepted if not i.owned]
         self.queued += sum(1 for statuses in emitted if "queued" in statuses)

@@ -9,7 +9,10 @@ is written by hooked processes without the lock (SQLite serialises writers). Sch
 ledger) are migrated in place on first writable open; read-only, they read as an empty ledger. Version 3 adds the
 proxy's engine applications (:mod:`iceberg_lineage.state.proxy_runs`). Version 4 records, per table, the destination
 its events went to (the transport's type and URL or path, no secret): a scan that would send them elsewhere stops
-(:mod:`iceberg_lineage.scan.destination`); older tables have none until their next scan.
+(:mod:`iceberg_lineage.scan.destination`); older tables have none until their next scan. Version 5 adds, per table
+and mode, the metadata location at which every snapshot was delivered or spooled (``history_complete_at``,
+``current_complete_at``): a scan that lists the same location skips the table without loading it; older tables have
+none until their next complete scan.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 from iceberg_lineage.errors import ConfigError, IcebergLineageError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -36,7 +39,9 @@ CREATE TABLE IF NOT EXISTS tables (
     current_snapshot_id INTEGER,       -- --mode current watermark: last current snapshot sent as a DatasetEvent
     dropped INTEGER NOT NULL DEFAULT 0,
     updated_at REAL NOT NULL,
-    destination TEXT                   -- since schema version 4: where its events went (no secret); NULL: unknown
+    destination TEXT,                  -- since schema version 4: where its events went (no secret); NULL: unknown
+    history_complete_at TEXT,          -- since 5: the metadata location at which every snapshot was sent (history)
+    current_complete_at TEXT           -- since 5: the same for --mode current (its current snapshot was sent)
 );
 CREATE INDEX IF NOT EXISTS tables_by_name ON tables (catalog, identifier);
 CREATE TABLE IF NOT EXISTS snapshots (
@@ -90,16 +95,21 @@ CREATE TABLE IF NOT EXISTS held_commits (  -- per-snapshot COMPLETEs waiting for
 """
 
 
+#: The columns added to ``tables`` after version 1 (``destination`` by version 4, the two markers by version 5).
+_ADDED_COLUMNS = ("destination", "history_complete_at", "current_complete_at")
+
+
 def prepare(db: sqlite3.Connection) -> None:
     """Create a writable state file's tables, or migrate an older file to :data:`SCHEMA_VERSION` in place (versions 2
-    and 3 add tables, which the DDL creates; version 4 adds ``tables.destination``); refuses a newer file."""
+    and 3 add tables, which the DDL creates; versions 4 and 5 add columns to ``tables``); refuses a newer file."""
     db.executescript(_DDL)
-    if not _has_column(db, "tables", "destination"):
-        try:
-            db.execute("ALTER TABLE tables ADD COLUMN destination TEXT")
-        except sqlite3.OperationalError:  # another process (a hook) migrated the file meanwhile
-            if not _has_column(db, "tables", "destination"):
-                raise
+    for column in _ADDED_COLUMNS:
+        if not _has_column(db, "tables", column):
+            try:
+                db.execute(f"ALTER TABLE tables ADD COLUMN {column} TEXT")
+            except sqlite3.OperationalError:  # another process (a hook) migrated the file meanwhile
+                if not _has_column(db, "tables", column):
+                    raise
     db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
     version = int(db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0])
     if version > SCHEMA_VERSION:
@@ -130,6 +140,14 @@ class TrackedTable:
     metadata_location: str | None
     current_snapshot_id: int | None = None
     dropped: bool = False
+    #: the metadata location at which every snapshot was delivered or spooled by a history scan (``None``: not yet)
+    history_complete_at: str | None = None
+    #: the same for ``--mode current``: its current snapshot's event was delivered or spooled
+    current_complete_at: str | None = None
+
+    def complete_at(self, mode: str) -> str | None:
+        """The location at which this table was fully emitted in ``mode`` (``history`` or ``current``)."""
+        return self.history_complete_at if mode == "history" else self.current_complete_at
 
 
 @dataclass(frozen=True)
@@ -192,6 +210,9 @@ class StateStore:
             raise ConfigError(f"state file has schema version {version[0]}, expected {SCHEMA_VERSION}", file=str(path))
         self._has_ledger = self._db.execute(
             "SELECT 1 FROM sqlite_master WHERE type='table' AND name='ledger'").fetchone() is not None
+        # a file older than version 5, opened read-only, has no markers: its tables read as never fully emitted
+        markers = _MARKER_COLUMNS if _has_column(self._db, "tables", "history_complete_at") else "NULL, NULL"
+        self._columns = f"{_COLUMNS}, {markers}"
         #: where this run's events go, written with each table it records (:meth:`send_to`)
         self.destination: str | None = None
         #: inside :meth:`batch`: the advances to write at its end
@@ -199,15 +220,31 @@ class StateStore:
 
     # -- reads -------------------------------------------------------------------------------------------------------
     def get(self, identity: str) -> TrackedTable | None:
-        row = self._db.execute(f"SELECT {_COLUMNS} FROM tables WHERE identity=?", (identity,)).fetchone()
+        row = self._db.execute(f"SELECT {self._columns} FROM tables WHERE identity=?", (identity,)).fetchone()
         return _tracked_table(row) if row else None
 
     def find(self, catalog: str, identifier: tuple[str, ...]) -> TrackedTable | None:
+        """The live table recorded under a name; the one recorded last when a table was replaced under it (drop and
+        create, ``register_table``), whose predecessor is still on record."""
         row = self._db.execute(
-            f"SELECT {_COLUMNS} FROM tables WHERE catalog=? AND identifier=? AND dropped=0",
+            f"SELECT {self._columns} FROM tables WHERE catalog=? AND identifier=? AND dropped=0"
+            " ORDER BY updated_at DESC LIMIT 1",
             (catalog, _ident(identifier)),
         ).fetchone()
         return _tracked_table(row) if row else None
+
+    def live_in(self, catalog: str, namespace: tuple[str, ...]) -> dict[tuple[str, ...], TrackedTable]:
+        """The live tables recorded directly in ``namespace``, by name (as :meth:`find` reads each), in one query:
+        a scan reads them once per namespace listed, not once per table."""
+        if not namespace:
+            return {}
+        prefix = _ident(namespace)[:-1] + ", "  # '["db", ' starts the names in db and below it (JSON, sorted)
+        rows = self._db.execute(
+            f"SELECT {self._columns} FROM tables WHERE catalog=? AND identifier >= ? AND identifier < ?"
+            " AND dropped=0 ORDER BY updated_at", (catalog, prefix, prefix[:-1] + "!"),
+        ).fetchall()
+        tables = (_tracked_table(row) for row in rows)
+        return {t.identifier: t for t in tables if len(t.identifier) == len(namespace) + 1}
 
     def watermark(self, identity: str) -> Watermark:
         rows = self._db.execute(
@@ -233,7 +270,7 @@ class StateStore:
 
     def tables(self, catalog: str) -> Iterator[TrackedTable]:
         """Live (not dropped) tables of a catalog, streamed."""
-        cursor = self._db.execute(f"SELECT {_COLUMNS} FROM tables WHERE catalog=? AND dropped=0", (catalog,))
+        cursor = self._db.execute(f"SELECT {self._columns} FROM tables WHERE catalog=? AND dropped=0", (catalog,))
         for row in cursor:
             yield _tracked_table(row)
 
@@ -241,7 +278,7 @@ class StateStore:
         """Every live table with the destination its events went to (``None``: not recorded, as in files before
         schema version 4)."""
         column = "destination" if _has_column(self._db, "tables", "destination") else "NULL"
-        for row in self._db.execute(f"SELECT {_COLUMNS}, {column} FROM tables WHERE dropped=0").fetchall():
+        for row in self._db.execute(f"SELECT {self._columns}, {column} FROM tables WHERE dropped=0").fetchall():
             yield _tracked_table(row), row[-1]
 
     def emitted(self, identity: str) -> list[EmittedSnapshot]:
@@ -256,20 +293,23 @@ class StateStore:
     def send_to(self, destination: str, identities: Iterable[str], *, reset: Iterable[str] = ()) -> None:
         """This run's events go to ``destination``: record it for the tables ``identities`` now (each table recorded
         later gets it too), in one transaction. The tables in ``reset`` forget what was sent before (their emitted
-        snapshots, their current-mode watermark, and their ledger rows), so their history goes to the new place."""
+        snapshots, their current-mode watermark, their markers of being fully emitted, and their ledger rows), so their
+        history goes to the new place."""
         self._check_writable()
         self.destination = destination
         forget = [(identity,) for identity in reset]
         with self._db:
             self._db.executemany("DELETE FROM snapshots WHERE identity=?", forget)
             self._db.executemany("DELETE FROM ledger WHERE identity=?", forget)
-            self._db.executemany("UPDATE tables SET current_snapshot_id=NULL WHERE identity=?", forget)
+            self._db.executemany("UPDATE tables SET current_snapshot_id=NULL, history_complete_at=NULL,"
+                                 " current_complete_at=NULL WHERE identity=?", forget)
             self._db.executemany("UPDATE tables SET destination=? WHERE identity=?",
                                  [(destination, identity) for identity in identities])
 
     def record(self, table: TrackedTable, snapshots: Iterable[EmittedSnapshot] = ()) -> None:
         """One table's advance, in one transaction: upsert its row (a ``current_snapshot_id`` of ``None`` keeps the
-        recorded one) and add its newly emitted snapshots. Inside :meth:`batch`, at the batch's end."""
+        recorded one; its markers of being fully emitted are written as given) and add its newly emitted snapshots.
+        Inside :meth:`batch`, at the batch's end."""
         self._check_writable()
         if self._batched is not None:
             self._batched.append((table, tuple(snapshots)))
@@ -298,15 +338,18 @@ class StateStore:
         with self._db:
             self._db.executemany(
                 "INSERT INTO tables (identity, catalog, identifier, location, metadata_location, current_snapshot_id,"
-                " dropped, updated_at, destination) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " dropped, updated_at, destination, history_complete_at, current_complete_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT(identity) DO UPDATE SET"
                 " catalog=excluded.catalog, identifier=excluded.identifier, location=excluded.location,"
                 " metadata_location=excluded.metadata_location,"
                 " current_snapshot_id=COALESCE(excluded.current_snapshot_id, tables.current_snapshot_id),"
                 " dropped=excluded.dropped, updated_at=excluded.updated_at,"
-                " destination=COALESCE(excluded.destination, tables.destination)",
+                " destination=COALESCE(excluded.destination, tables.destination),"
+                " history_complete_at=excluded.history_complete_at, current_complete_at=excluded.current_complete_at",
                 [(table.identity, table.catalog, _ident(table.identifier), table.location, table.metadata_location,
-                  table.current_snapshot_id, int(table.dropped), now, self.destination) for table, _ in advances],
+                  table.current_snapshot_id, int(table.dropped), now, self.destination, table.history_complete_at,
+                  table.current_complete_at) for table, _ in advances],
             )
             self._db.executemany(
                 "INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -348,6 +391,7 @@ class StateStore:
 
 
 _COLUMNS = "identity, catalog, identifier, location, metadata_location, current_snapshot_id, dropped"
+_MARKER_COLUMNS = "history_complete_at, current_complete_at"
 
 
 def _ident(identifier: tuple[str, ...]) -> str:
@@ -355,7 +399,8 @@ def _ident(identifier: tuple[str, ...]) -> str:
 
 
 def _tracked_table(row: tuple) -> TrackedTable:
-    return TrackedTable(row[0], row[1], tuple(json.loads(row[2])), row[3], row[4], row[5], bool(row[6]))
+    return TrackedTable(row[0], row[1], tuple(json.loads(row[2])), row[3], row[4], row[5], bool(row[6]), row[7],
+                        row[8])
 
 
 def lock_path(state_path: str | Path) -> Path:

@@ -3,6 +3,7 @@ lineage server; a scanner catch-up run afterwards: no snapshot is lost, and a sn
 runId both times."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -24,6 +25,10 @@ def test_sigkill_mid_traffic_then_a_scanner_catch_up_loses_no_snapshot(seaweed, 
         catalog = seaweed.catalog("killed", uri=proxy.uri)
         catalog.create_namespace_if_not_exists("killed")
         table = catalog.create_table("killed.t", pa.schema([("id", pa.int64())]))
+        table.append(pa.table({"id": [-1]}))
+        # a scan before the traffic: its state holds the first snapshot (issue 32: only what the scanner itself
+        # delivered or spooled counts, never what the bridge captured)
+        assert catch_up(seaweed, tmp_path, slow, proxy.uri)["snapshots"]["emitted"] == 1
         stopped = threading.Event()
 
         def commit_until_it_fails() -> None:
@@ -35,9 +40,10 @@ def test_sigkill_mid_traffic_then_a_scanner_catch_up_loses_no_snapshot(seaweed, 
                     return
                 n += 1
 
+        before = len(slow.requests)
         writer = threading.Thread(target=commit_until_it_fails)
         writer.start()
-        wait_until(lambda: len(slow.requests) >= 3)
+        wait_until(lambda: len(slow.requests) >= before + 3)
         proxy.kill()
         stopped.set()
         writer.join(30)
@@ -47,12 +53,8 @@ def test_sigkill_mid_traffic_then_a_scanner_catch_up_loses_no_snapshot(seaweed, 
     metadata = seaweed.catalog("direct").load_table("killed.t").metadata
     assert len(metadata.snapshots) >= 3
     slow.script = lambda n, body: Answer()
-    scan = subprocess.run(
-        [sys.executable, "-m", "iceberg_lineage.cli", "scan", "--catalog", "sw", "--namespace", "killed",
-         "--depth", "summary", "--no-progress"],
-        cwd=tmp_path, env=scanner_env(seaweed, tmp_path / "scanner", slow.url, proxy.uri),
-        capture_output=True, text=True, timeout=120)
-    assert scan.returncode == 0, scan.stderr
+    # the catch-up sends every snapshot but the one the first scan sent, those whose captures died with the bridge too
+    assert catch_up(seaweed, tmp_path, slow, proxy.uri)["snapshots"]["emitted"] == len(metadata.snapshots) - 1
     slow.wait_idle()
     events = slow.accepted_events()
     for event in events:
@@ -65,3 +67,14 @@ def test_sigkill_mid_traffic_then_a_scanner_catch_up_loses_no_snapshot(seaweed, 
             versions[event["run"]["runId"]].add(event["outputs"][0]["facets"]["version"]["datasetVersion"])
     assert {run: {version} for run, version in expected.items()} == dict(versions)
     slow.stop()
+
+
+def catch_up(seaweed, tmp_path, lineage: LineageServer, public_uri: str) -> dict:
+    """A scan of the namespace on the upstream directly, with the same state each time; its JSON summary."""
+    scan = subprocess.run(
+        [sys.executable, "-m", "iceberg_lineage.cli", "scan", "--catalog", "sw", "--namespace", "killed",
+         "--depth", "summary", "--no-progress", "--format", "json"],
+        cwd=tmp_path, env=scanner_env(seaweed, tmp_path / "scanner", lineage.url, public_uri),
+        capture_output=True, text=True, timeout=120)
+    assert scan.returncode == 0, scan.stderr
+    return json.loads(scan.stderr.strip().splitlines()[-1])

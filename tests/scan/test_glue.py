@@ -153,3 +153,36 @@ def test_configured_account_wins_and_sts_failure_is_said_once_without_arn(glue_p
     said = [r.getMessage() for r in caplog.records if "AWS account" in r.getMessage()]
     assert len(said) == 1 and said[0].startswith("catalog unreachable: cannot resolve its AWS account")
     assert "Glue tables get no ARN symlink" in said[0]
+
+
+def test_a_rescan_lists_glue_tables_with_their_locations_and_loads_none(glue_properties, tmp_path):
+    """Issue 32: GetTables gives each table's metadata location, up to 100 a page; an unchanged table costs no
+    GetTable and no metadata read. Counted as Glue calls per table, on the catalog's own client."""
+    from collections import Counter
+
+    from pyiceberg.catalog import load_catalog
+
+    catalog = load_catalog("glue", **glue_properties)
+    changing = write_table(catalog, "sales.orders", 2)
+    for i in range(100):  # 101 tables (moto answers GetTables in one page; Glue in pages of up to 100)
+        catalog.create_table(f"sales.empty_{i:03d}", schema=changing.schema())
+    spec = CatalogSpec.of("glue", glue_properties)
+    calls: Counter[str] = Counter()
+    spec.load().glue.meta.events.register("before-call.glue", lambda model, **_: calls.update([model.name]))
+
+    def rescan() -> tuple[int, int, Counter[str]]:
+        calls.clear()
+        sink = Recorder()
+        with StateStore(tmp_path / "state.db") as state:
+            summary = scan(ScanOptions(catalogs=(spec,)), Settings(), state, sink)
+        assert summary.exit_code == 0, summary.failures
+        return summary.unchanged, len(snapshot_ids(sink.terminal)), Counter(calls)
+
+    unchanged, sent, first = rescan()
+    assert (unchanged, sent, first["GetTable"], first["GetTables"]) == (100, 2, 101, 1)
+    unchanged, sent, second = rescan()
+    assert (unchanged, sent, second["GetTable"], second["GetTables"]) == (101, 0, 0, 1)
+    assert sum(second.values()) <= 3, second  # GetDatabases and the GetTables page(s): 0.02 calls per table
+    changing.append(changing.scan().to_arrow())
+    unchanged, sent, third = rescan()
+    assert (unchanged, sent, third["GetTable"]) == (100, 1, 1)

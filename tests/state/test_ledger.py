@@ -44,9 +44,10 @@ def test_an_old_state_file_reads_as_an_empty_ledger_then_is_migrated_in_place(tm
         state.record_delivered("uuid-1", {13: "run-13"})
         state.record(TrackedTable("uuid-1", "lake", ("db", "t"), "/w/t", "/w/t/metadata/2.json"),
                      (EmittedSnapshot(13, 3, 3000, "hook", "run-13"),))
-    # 2: the ledger; 3: the proxy's applications (tests/proxy/test_tracker.py); 4: destinations (test_destination.py)
-    assert SCHEMA_VERSION == 4
-    assert sqlite3.connect(path).execute("SELECT value FROM meta").fetchone() == ("4",)
+    # 2: the ledger; 3: the proxy's applications (tests/proxy/test_tracker.py); 4: destinations (test_destination.py);
+    # 5: the markers of a table fully emitted (tests/state/test_complete_marker.py)
+    assert SCHEMA_VERSION == 5
+    assert sqlite3.connect(path).execute("SELECT value FROM meta").fetchone() == ("5",)
 
     with StateStore(path) as state:  # the migrated file opens again as it is
         assert state.hook_delivered("uuid-1") == {13}
