@@ -41,6 +41,11 @@ QUEUE_SIZE = 10_000
 FLUSH_TIMEOUT_S = 10.0
 #: Seconds the exit flush waits past its timeout for the worker to spool the event of the request cut there.
 CUT_GRACE_S = 2.0
+#: While its queue is not empty, the worker writes the settlements of the items it ran after this many items, or
+#: this many seconds after the first of them (a slow endpoint, then a kill, loses few ledger rows: each is a duplicate
+#: the scanner sends again).
+SETTLE_BATCH = 64
+SETTLE_AFTER_S = 0.1
 
 
 class Exporter(Protocol):
@@ -59,9 +64,17 @@ class Exporter(Protocol):
 class Pending(Protocol):
     """A queued capture record with the builder of its events (a function of :mod:`iceberg_lineage.lineage`),
     called on the worker thread, after every item queued before it. It may also have a ``settled(results)``
-    method: the emitter then tells it what became of each event (the hook's delivery ledger)."""
+    method: the emitter then tells it what became of each event, and it may return a :class:`Settlement`."""
 
     def events(self) -> Sequence[BaseEvent]: ...
+
+
+class Settlement(Protocol):
+    """What settling items left to write (the hook's delivery ledger rows): the worker writes each distinct one once,
+    after the items it settled in one go, in one transaction, before a flush sees those items done."""
+
+    def write(self) -> None:
+        """Write what is waiting; never raises."""
 
 
 #: What an emitter queues: a finished event, or a record to build events from.
@@ -79,7 +92,9 @@ class Emitter:
     """Builds items and exports their events in submission order on one daemon thread; ``submit`` never blocks.
 
     The events of one item are one exported batch. The worker never holds more than that item: everything still
-    queued can be spooled at exit.
+    queued can be spooled at exit. What settling the items leaves to write (:class:`Settlement`) is written once the
+    worker drained its queue (or :data:`SETTLE_BATCH`, :data:`SETTLE_AFTER_S`), before a flush sees them done: one
+    transaction per batch, not per item.
     """
 
     def __init__(self, exporter: Exporter, max_queue: int = QUEUE_SIZE) -> None:
@@ -111,33 +126,50 @@ class Emitter:
             self._queue.put_nowait(item)
         except queue.Full:
             self._done()
-            self._run(item, spill=True)
+            self._spill(item)
 
     def _work(self) -> None:
         work = self._queue
         while True:
-            item = work.get()
-            yield_gil()
+            item: Item | None = work.get()
+            settlements: dict[int, Settlement] = {}
+            ran, since = 0, 0.0
             try:
-                self._run(item, spill=False)
+                while item is not None:  # the items queued meanwhile, then their settlements at once
+                    yield_gil()
+                    ran += 1
+                    settlement = self._run(item, spill=False)
+                    if settlement is not None:
+                        since = since or time.monotonic()
+                        settlements.setdefault(id(settlement), settlement)
+                    due = ran >= SETTLE_BATCH or (since and time.monotonic() - since >= SETTLE_AFTER_S)
+                    item = None if due else _next(work)
+                for settlement in settlements.values():
+                    settlement.write()
             finally:
-                self._done()
+                self._done(ran)
 
-    def _done(self) -> None:
+    def _done(self, items: int = 1) -> None:
         with self._lock:
-            self._pending -= 1
+            self._pending -= items
             if self._pending == 0:
                 self._idle.notify_all()
 
-    def _run(self, item: Item, *, spill: bool) -> None:
-        """Build the item's events and export them, or spool them (``spill``)."""
+    def _spill(self, item: Item) -> None:
+        """Spool the item's events at once (a full queue, the exit) and write what settling them left."""
+        settlement = self._run(item, spill=True)
+        if settlement is not None:
+            settlement.write()
+
+    def _run(self, item: Item, *, spill: bool) -> Settlement | None:
+        """Build the item's events and export them, or spool them (``spill``); what their settling left to write."""
         try:
             events = [item] if isinstance(item, BaseEvent) else list(item.events())
         except Exception as exc:  # noqa: BLE001 - lineage never breaks the user's program
             log_once("building a lineage event", exc)
-            return
+            return None
         if not events:
-            return
+            return None
         try:
             if spill:
                 results: Sequence[DeliveryResult] = [self.exporter.spool(event) for event in events]
@@ -146,16 +178,18 @@ class Emitter:
                 results = self.exporter.export(events)
         except Exception as exc:  # noqa: BLE001
             log_once("delivering a lineage event", exc)
-            return
+            return None
         failed = next((result for result in results if result.status == "failed"), None)
         if failed is not None:  # its error says why the spool did not keep it (full, read-only, no space...)
             log_once("keeping a lineage event", RuntimeError(f"not delivered and not spooled: {failed.error}"))
         settled = getattr(item, "settled", None)
-        if settled is not None:
-            try:
-                settled(results)
-            except Exception as exc:  # noqa: BLE001
-                log_once("recording a lineage delivery", exc)
+        if settled is None:
+            return None
+        try:
+            return settled(results)
+        except Exception as exc:  # noqa: BLE001
+            log_once("recording a lineage delivery", exc)
+            return None
 
     def flush(self, timeout: float | None = FLUSH_TIMEOUT_S) -> bool:
         """Wait until every submitted item was delivered or spooled; False on timeout."""
@@ -171,7 +205,7 @@ class Emitter:
             except queue.Empty:
                 return spilled
             try:
-                self._run(item, spill=True)
+                self._spill(item)
             finally:
                 self._done()
             spilled += 1
@@ -179,6 +213,13 @@ class Emitter:
     def close(self) -> None:
         """Shut the exporter down (the thread idles until the process exits)."""
         self.exporter.shutdown()
+
+
+def _next(work: queue.Queue[Item]) -> Item | None:
+    try:
+        return work.get_nowait()
+    except queue.Empty:
+        return None
 
 
 class Emitters:

@@ -1,7 +1,9 @@
 """The transport chain of :class:`~iceberg_lineage.delivery.delivery.Delivery`, built through openlineage-python's
 factory from the client's own transport: spool -> breaker -> the configured transport, rebuilt from its own
 configuration with ours applied (HTTP hardened, Kafka confirmed, tapped). The client's objects are left as they
-are; :func:`delivery_client` is a new client over the chain, with the original's configuration (filters, facets).
+are; :func:`delivery_client` is a new client over the chain, with the original's configuration (filters, facets),
+which sends events as they come: :class:`~iceberg_lineage.delivery.delivery.Delivery` hands it events the client's
+configuration already prepared (:func:`~iceberg_lineage.delivery.preview.outgoing`).
 """
 from __future__ import annotations
 
@@ -76,12 +78,20 @@ def configured(transport: Transport, *, tap: bool = True,
     return create(tapped(rebuilt)) if tap else build(rebuilt)
 
 
+class _PreparedClient(OpenLineageClient):
+    """A client whose events were prepared by a client of its configuration (its additions made, its filters
+    applied): it hands them to its transport as they are, rather than preparing them once more."""
+
+    def emit(self, event: Any) -> None:
+        self.transport.emit(event)
+
+
 def delivery_client(client: OpenLineageClient, settings: Settings, destination: str | None) -> OpenLineageClient:
-    """A client over spool -> breaker -> :func:`configured` ``client.transport``."""
+    """A client over spool -> breaker -> :func:`configured` ``client.transport``, for prepared events."""
     chain = create({
         "type": type_of(SpoolTransport), "path": settings.spool.path, "max_bytes": settings.spool.max_bytes,
         "max_rejections": settings.spool.max_rejections, "destination": destination,
         "transport": {"type": type_of(BreakerTransport), "cooldown_s": settings.delivery.breaker_cooldown_s,
                       "transport": configured(client.transport, deadline_s=settings.delivery.request_deadline_s)},
     })
-    return OpenLineageClient(transport=chain, config=client.user_defined_config)
+    return _PreparedClient(transport=chain, config=client.user_defined_config)

@@ -6,8 +6,10 @@ openlineage-python's ``OpenLineageClient.emit`` adds what its configuration asks
 ``openlineage_client_version`` tag, environment variables, the source code location), reduces datasets and applies
 its filters. That comes first, from a client of the same configuration whose transport keeps each event instead of
 sending it (:class:`Preparer`); then the consumer profile and the byte budget
-(:func:`~iceberg_lineage.lineage.shaping.shape`), so that the budget counts what the client added. The client that
-sends prepares each event again, which changes nothing: its additions are already there.
+(:func:`~iceberg_lineage.lineage.shaping.shape`), so that the budget counts what the client added. Parts the shaping
+made are prepared again (a checks run gets the client's additions too); an event it left as it was is not, nor does
+the client that sends prepare it again (:func:`~iceberg_lineage.delivery.pipeline.delivery_client`): the additions
+are already there, and preparing costs the emitter's thread as much as sending.
 """
 from __future__ import annotations
 
@@ -67,8 +69,11 @@ def outgoing(event: Event, settings: Settings, preparer: Preparer) -> list[Event
     ready = preparer.prepared(event)
     if ready is None:
         return []
-    # the parts again, as the sending client will: new ones (a checks run) get the client's additions too
-    return [p for p in (preparer.prepared(part) for part in shape(ready, settings)) if p is not None]
+    parts = shape(ready, settings)
+    if len(parts) == 1 and parts[0] is ready:  # nothing shaped: prepared already
+        return parts
+    # new parts (a checks run, a trimmed copy) get the client's additions too
+    return [p for p in (preparer.prepared(part) for part in parts) if p is not None]
 
 
 def as_sent(events: Iterable[Event], settings: Settings) -> Iterator[Event]:

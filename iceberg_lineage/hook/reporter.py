@@ -21,7 +21,7 @@ from openlineage.client.event_v2 import RunEvent, RunState
 
 from iceberg_lineage.config import Settings, load_settings
 from iceberg_lineage.delivery.delivery import DeliveryResult
-from iceberg_lineage.delivery.emitter import EMITTERS, LOG, log_once
+from iceberg_lineage.delivery.emitter import EMITTERS, LOG, Settlement, log_once
 from iceberg_lineage.delivery.webhook import announce
 from iceberg_lineage.hook.context import OpenRun, current_run
 from iceberg_lineage.hook.ledger import LEDGER, LEDGER_STATUSES
@@ -111,15 +111,17 @@ class PendingCapture:
             return list(built)
         return [own_run_event(e, self.job_name, self.attached) for e in built]
 
-    def settled(self, results: Sequence[DeliveryResult]) -> None:
+    def settled(self, results: Sequence[DeliveryResult]) -> Settlement | None:
         """Called by the emitter with the outcome of every event: a commit's snapshots enter the ledger only when
-        none of its events was lost (a partial batch is re-sent whole by the scanner: a duplicate, never a loss)."""
+        none of its events was lost (a partial batch is re-sent whole by the scanner: a duplicate, never a loss).
+        The emitter writes the returned batch once it settled every item it had."""
         commit = self.record
         if self.ledger is None or not isinstance(commit, Commit) or not commit.owners:
-            return
-        if results and all(r.status in LEDGER_STATUSES for r in results):
-            LEDGER.record(self.ledger, table_identity(commit.table.metadata),
-                          {sid: owner.run_id for sid, owner in commit.owners.items()})
+            return None
+        if not (results and all(r.status in LEDGER_STATUSES for r in results)):
+            return None
+        return LEDGER.record(self.ledger, table_identity(commit.table.metadata),
+                             {sid: owner.run_id for sid, owner in commit.owners.items()})
 
 
 def schema_alert_events(commit: Commit, settings: Settings) -> list[RunEvent]:

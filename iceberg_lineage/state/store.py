@@ -359,11 +359,15 @@ class StateStore:
 
     def record_delivered(self, identity: str, run_ids: Mapping[int, str]) -> None:
         """Add snapshots (id -> runId) the hook delivered or spooled to the ledger, atomically."""
+        self.record_ledger((identity, sid, run_id) for sid, run_id in run_ids.items())
+
+    def record_ledger(self, rows: Iterable[tuple[str, int, str]]) -> None:
+        """Add (identity, snapshot id, runId) rows to the ledger in one transaction (the hook writes a batch)."""
         self._check_writable()
         now = time.time()
         with self._db:
             self._db.executemany("INSERT OR IGNORE INTO ledger VALUES (?, ?, ?, ?)",
-                                 [(identity, sid, run_id, now) for sid, run_id in run_ids.items()])
+                                 [(identity, sid, run_id, now) for identity, sid, run_id in rows])
 
     def mark_dropped(self, identity: str) -> None:
         self._check_writable()
