@@ -122,8 +122,13 @@ def test_the_spool_raises_a_typed_error_naming_the_path(tmp_path):
     assert caught.value.file == str(tmp_path / "spool") and caught.value.reason == "not a directory"
 
 
-def test_the_hooks_emitter_reports_an_event_the_spool_could_not_keep(settings, tmp_path, caplog):
+def test_the_hooks_emitter_reports_an_event_the_spool_could_not_keep(settings, tmp_path, caplog, monkeypatch):
+    from iceberg_lineage.delivery import emitter as emitter_module
     from iceberg_lineage.delivery.emitter import Emitter
+    from iceberg_lineage.delivery.failure_log import FailureLog
+
+    # "once" is per process: a failure an earlier test's emitter logged must not hide this one
+    monkeypatch.setattr(emitter_module, "log_once", FailureLog(emitter_module.LOG))
 
     path, reason = garbage_database(tmp_path)
     delivery = Delivery(http_client(f"http://127.0.0.1:{free_port()}", total=0),
