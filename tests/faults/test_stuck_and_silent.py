@@ -41,7 +41,7 @@ def test_a_silent_server_costs_the_scan_its_deadline_then_replay_delivers_every_
     assert posted == 2  # tables 1 and 2 tried once each; table 3 came after the deadline
     assert summary.delivery.deadline_passed and summary.to_json()["delivery"]["deadline_s"] == 0.5
     # six runs, START and COMPLETE each
-    assert summary.exit_code == 0 and summary.snapshots_emitted == 6 and delivery.stats.spooled == 12
+    assert summary.exit_code == 3 and summary.snapshots_emitted == 6 and delivery.stats.spooled == 12
     with Spool(settings.spool.path) as spool:
         spooled = [(r.run_id, r.event_type) for r in spool.read(0, 100)]
     assert len(set(spooled)) == 12
