@@ -57,7 +57,8 @@ def test_cron_story_over_http(sql_catalog, tmp_path, lineage_server, user_state)
     assert summary_of(rerun)["tables"] == {"scanned": 2, "unchanged": 2, "updated": 0, "failed": 0}
 
     a = write_table(sql_catalog, "db.a", 2, start=500).refresh()
-    bad = sql_catalog.load_table("db.b")
+    # a new commit whose metadata file is then broken: a table at an unchanged location is skipped unread
+    bad = write_table(sql_catalog, "db.b", 1, start=900).refresh()
     Path(bad.metadata_location.removeprefix("file://")).write_text("not metadata")
     third = cli("--format", "json", env=env, cwd=tmp_path)
     assert third.returncode == 1

@@ -25,6 +25,7 @@ def test_quiet_prints_nothing_for_a_clean_scan_and_one_line_per_failed_table(sql
         assert len(sent) == 2 * 3 + 2
 
         write_table(sql_catalog, "db.a", 1, start=100)
+        broken = write_table(sql_catalog, "db.b", 1, start=900).refresh()  # a new location: read, and broken
         Path(broken.metadata_location.removeprefix("file://")).write_text("not metadata")
         failing = cli("-q", env=env, cwd=tmp_path)
     assert failing.returncode == 1
