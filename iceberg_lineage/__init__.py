@@ -13,7 +13,7 @@ Every name but the errors is imported on first use, so ``import iceberg_lineage`
 """
 from __future__ import annotations
 
-from importlib import import_module
+from iceberg_lineage.lazy import lazy_exports
 from typing import TYPE_CHECKING, Any
 
 from iceberg_lineage._version import __version__
@@ -59,14 +59,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The public names load their modules (PyIceberg, openlineage-python: about a second) only when asked for."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'iceberg_lineage' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())  # PyIceberg, openlineage-python: about a second
 
 
 def __dir__() -> list[str]:

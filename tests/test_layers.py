@@ -17,7 +17,7 @@ PACKAGE = "iceberg_lineage"
 
 #: Layer of each top-level part of the package; a module may import its own layer and those below.
 LAYERS: dict[str, int] = {
-    "_version": 0, "errors": 0, "redact": 0, "config": 0, "printable": 0, "times": 0, "jsontypes": 0, "extras": 0,
+    "_version": 0, "errors": 0, "redact": 0, "config": 0, "printable": 0, "times": 0, "jsontypes": 0, "extras": 0, "lazy": 0,
     "read": 1,
     "stats": 2,
     "quality": 3,

@@ -9,8 +9,7 @@ The names are imported from their submodules at first use: the CLI's other comma
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from iceberg_lineage.lazy import lazy_exports
 
 #: Each public name and the module it comes from.
 _EXPORTS = {
@@ -28,12 +27,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its module at first use and kept."""
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = globals()[name] = getattr(importlib.import_module(_EXPORTS[name]), name)
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [
