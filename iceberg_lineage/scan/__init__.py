@@ -6,10 +6,28 @@ the watermarks (with :mod:`~.lifecycle` for RENAMEs and DROPs), :mod:`~.sinks` s
     from iceberg_lineage.read.catalogs import configured_catalogs
     from iceberg_lineage.scan import ScanOptions, scan_catalogs
     summary, events_to = scan_catalogs(ScanOptions(catalogs=configured_catalogs(["lake"])))
-"""
-from iceberg_lineage.scan.discovery import TableFilter
-from iceberg_lineage.scan.driver import ScanOptions
-from iceberg_lineage.scan.run import scan_catalogs
-from iceberg_lineage.scan.summary import ScanSummary, TableOutcome
 
-__all__ = ["ScanOptions", "ScanSummary", "TableFilter", "TableOutcome", "scan_catalogs"]
+Names load on first use, so importing one module of the package (the driver, for the API's scan) does not import
+the command's state and spool wiring.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from iceberg_lineage.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from iceberg_lineage.scan.discovery import TableFilter
+    from iceberg_lineage.scan.driver import ScanOptions
+    from iceberg_lineage.scan.run import scan_catalogs
+    from iceberg_lineage.scan.summary import ScanSummary, TableOutcome
+
+_LAZY = {"TableFilter": "iceberg_lineage.scan.discovery", "ScanOptions": "iceberg_lineage.scan.driver",
+         "scan_catalogs": "iceberg_lineage.scan.run", "ScanSummary": "iceberg_lineage.scan.summary",
+         "TableOutcome": "iceberg_lineage.scan.summary"}
+__all__ = sorted(_LAZY)
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

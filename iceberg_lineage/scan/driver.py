@@ -41,8 +41,8 @@ TABLES_PER_TASK = 8
 #: What a table task imports (most of it lazily, on its first table): a worker process forked from a server that
 #: imported them once starts without importing them again (:func:`~iceberg_lineage.stats.parallel.open_executor`).
 TASK_MODULES = ("iceberg_lineage.scan.task", "iceberg_lineage.lineage.events", "iceberg_lineage.lineage.checks",
-                "iceberg_lineage.lineage.profiles", "openlineage.client.event_v2", "scan_reporters.commit_metrics",
-                "pyiceberg.catalog.sql", "pyiceberg.io.pyarrow")
+                "iceberg_lineage.lineage.profiles", "iceberg_lineage.stats", "openlineage.client.event_v2",
+                "scan_reporters.commit_metrics", "pyiceberg.catalog.sql", "pyiceberg.io.pyarrow")
 
 
 @dataclass(frozen=True)
@@ -85,27 +85,29 @@ def scan(
     an exception), carrying the summary. ``iceberg-lineage scan`` sends it; ``scan --dry-run`` and a notebook preview
     (``preview_scan``, through ``iceberg_lineage.scan_catalog(dry_run=True)``) print it with the rest. ``on_listed``
     gets the number of tables once discovery has listed them all (a progress bar's total)."""
-    # openlineage-python: heavy; imported once a scan runs (every table's events need it), never at CLI start-up
+    run = _Driver(options, settings, state, sink, on_outcome)
+    if not own_run:
+        started = time.monotonic()
+        _walk(run, options, settings, on_listed)
+        return run.summary(time.monotonic() - started)
+    # openlineage-python is heavy (~0.5 s to import): only a scan that builds an event imports it, so a rescan that
+    # finds nothing changed and sends no run of its own never does
     from iceberg_lineage.lineage.scan_run import scanner_end_event, scanner_run, scanner_start_event
     from iceberg_lineage.lineage.serde import to_json
 
-    run = _Driver(options, settings, state, sink, on_outcome)
-    ref = scanner_run(settings) if own_run else None
-    if ref is not None and settings.events.start_events:
+    ref = scanner_run(settings)
+    if settings.events.start_events:
         run.sink([to_json(scanner_start_event(ref, _now()))])
     started = time.monotonic()
     try:
         _walk(run, options, settings, on_listed)
     except Exception as exc:
-        if ref is not None:
-            run.sink([to_json(scanner_end_event(ref, _now(), error=scrub(f"{type(exc).__name__}: {exc}")))])
+        run.sink([to_json(scanner_end_event(ref, _now(), error=scrub(f"{type(exc).__name__}: {exc}")))])
         raise
     summary = run.summary(time.monotonic() - started)
-    if ref is not None:
-        # it carries the exit code as it stands; if it must wait in the spool itself, the scan exits 3 (or worse)
-        ended = run.sink([to_json(scanner_end_event(ref, _now(), summary.to_json()))])
-        summary = dataclasses.replace(summary, events_spooled=summary.events_spooled + list(ended).count("spooled"))
-    return summary
+    # it carries the exit code as it stands; if it must wait in the spool itself, the scan exits 3 (or worse)
+    ended = run.sink([to_json(scanner_end_event(ref, _now(), summary.to_json()))])
+    return dataclasses.replace(summary, events_spooled=summary.events_spooled + list(ended).count("spooled"))
 
 
 def _walk(run: "_Driver", options: ScanOptions, settings: Settings, on_listed: Callable[[int], None]) -> None:

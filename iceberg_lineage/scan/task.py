@@ -1,5 +1,7 @@
 """The per-table task, on any executor (threads, processes, Dask): picklable :class:`TableTask` in, picklable
-:class:`TableResult` out. It loads one table, walks its snapshots not yet emitted and returns their events as JSON."""
+:class:`TableResult` out. It loads one table, walks its snapshots not yet emitted and returns their events as JSON.
+The statistics and event builders are imported on the first table that has something new: a rescan that finds every
+table unchanged never pays for them."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,8 +17,6 @@ from iceberg_lineage.read.metadata import MetadataFile
 from iceberg_lineage.read.source import LoadedTable, load_table_object
 from iceberg_lineage.scan.summary import Gap, TableFailure
 from iceberg_lineage.state.store import Watermark
-from iceberg_lineage.stats import ManifestCache, snapshot_stats
-from iceberg_lineage.stats.parallel import manifest_pool
 
 Mode = Literal["history", "current"]
 MODES: tuple[str, ...] = ("history", "current")
@@ -117,6 +117,8 @@ def _current_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
     from iceberg_lineage.lineage.events import with_start
     from iceberg_lineage.lineage.profiles import current_state_event
     from iceberg_lineage.lineage.serde import to_json
+    from iceberg_lineage.stats import snapshot_stats
+    from iceberg_lineage.stats.parallel import manifest_pool
 
     md = table.metadata
     sid = md.current_snapshot_id
@@ -144,6 +146,8 @@ def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
         from iceberg_lineage.lineage.checks import snapshot_alert_run
         from iceberg_lineage.lineage.events import snapshot_runs, with_start
         from iceberg_lineage.lineage.serde import serialised_once, to_json
+        from iceberg_lineage.stats import ManifestCache
+        from iceberg_lineage.stats.parallel import manifest_pool
 
         with serialised_once():  # the events measured against the byte budget are not serialised again
             runs = snapshot_runs(table, to_walk, task.settings, depth=task.depth, owners=owners,
