@@ -1,0 +1,32 @@
+"""A table's snapshot runs built together (:func:`snapshot_runs`: facets shared by its snapshots, objects serialised
+once) are byte for byte the runs built one by one, each with its own facets, on every fixture table."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from tests.support.fixture_tables import FIXTURE_TABLES, fixture_table
+from iceberg_lineage.config import Settings
+from iceberg_lineage.lineage import facets as fb
+from iceberg_lineage.lineage.events import snapshot_run_event, snapshot_runs, with_start
+from iceberg_lineage.lineage.serde import serialised_once, to_json
+from iceberg_lineage.stats import table_history
+
+CAPTURE = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+
+
+@pytest.mark.parametrize("depth", ["summary", "entries"])
+@pytest.mark.parametrize("name", FIXTURE_TABLES)
+def test_shared_facets_give_the_events_built_one_by_one(name, depth):
+    table = fixture_table(name)
+    settings = Settings()
+    ids = [s.snapshot_id for s in table.metadata.snapshots]
+    with serialised_once():
+        together = {sid: [to_json(e) for e in built]
+                    for sid, built in snapshot_runs(table, ids, settings, depth=depth, capture_time=CAPTURE).items()}
+    alone = {}
+    for stats in table_history(table, depth=depth, columns=settings.column_stats, snapshot_ids=ids):
+        event = snapshot_run_event(table, stats, settings, capture_time=CAPTURE)
+        alone[stats.snapshot_id] = [to_json(e) for e in with_start(event, settings, fb.ms_to_datetime(stats.timestamp_ms))]
+    assert together == alone and len(together) == len(ids)
