@@ -30,3 +30,26 @@ def test_shared_facets_give_the_events_built_one_by_one(name, depth):
         event = snapshot_run_event(table, stats, settings, capture_time=CAPTURE)
         alone[stats.snapshot_id] = [to_json(e) for e in with_start(event, settings, fb.ms_to_datetime(stats.timestamp_ms))]
     assert together == alone and len(together) == len(ids)
+
+
+def _summaries():
+    found = [dict(s.summary) for name in FIXTURE_TABLES for s in fixture_table(name).metadata.snapshots]
+    hostile = {"operation": "append", "added-records": "12x", "added-data-files": " 3", "deleted-data-files": "-1",
+               "total-records": "1e3", "added-files-size": "99999999999999999999", "removed-dvs": "7"}
+    return [*found, hostile]
+
+
+def test_commit_counters_are_scan_reporters_metrics():
+    """The commit report's counters, read from the summary keys once mapped, are those of scan_reporters'
+    ``commit_metrics_from_summary`` (every summary of every fixture table, and unparsable values)."""
+    from scan_reporters.commit_metrics import commit_metrics_from_summary, java_name
+
+    from iceberg_lineage.lineage.facets import CommitMetrics
+    from iceberg_lineage.lineage.facets.reports import commit_report_facet
+
+    summaries = _summaries()
+    assert len(summaries) > 20
+    for summary in summaries:
+        counters = {java_name(n): v for n, v in commit_metrics_from_summary(summary).values().items()}
+        expected = CommitMetrics(**{n: v for n, v in counters.items() if hasattr(CommitMetrics(), n)})
+        assert commit_report_facet(1, 2, summary).commitMetrics == expected
