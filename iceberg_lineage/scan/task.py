@@ -11,6 +11,7 @@ from iceberg_lineage.config import Settings
 from iceberg_lineage.errors import CatalogError, IcebergLineageError
 from iceberg_lineage.lineage.tags import RUN_ID_PROPERTY, ownership, tagged
 from iceberg_lineage.read.catalogs import CatalogSpec, catalog_account, one_line
+from iceberg_lineage.read.files import local_path
 from iceberg_lineage.read.metadata import MetadataFile
 from iceberg_lineage.read.metadata_json import parse_metadata
 from iceberg_lineage.read.source import (
@@ -22,6 +23,8 @@ from iceberg_lineage.stats import ManifestCache, snapshot_stats
 from iceberg_lineage.stats.parallel import manifest_pool
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from pyiceberg.catalog import Catalog
 
 Mode = Literal["history", "current"]
@@ -146,6 +149,14 @@ def _read_listed(catalog: Catalog, identifier: tuple[str, ...], metadata_locatio
     )
 
 
+def _manifest_executor(table: LoadedTable) -> Executor | None:
+    """The pool for the table's manifest reads where they wait on a network (an object store); none for local files:
+    decoding holds the GIL, so handing them to threads only adds their hand-offs (large local manifests are split
+    across processes instead, :func:`~iceberg_lineage.stats.cache.fetch_partials`)."""
+    return None if local_path(table.metadata.metadata_location or table.metadata.location) is not None \
+        else manifest_pool()
+
+
 def _current_items(task: TableTask, table: LoadedTable, watermark: Watermark) -> tuple[PendingEvent, ...]:
     """``--mode current``: one DatasetEvent of the current snapshot (a RunEvent-only consumer profile: the current
     snapshot's run, with its START), unless it is the one sent last time."""
@@ -159,7 +170,8 @@ def _current_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
     sid = md.current_snapshot_id
     if sid is None or sid == watermark.current_snapshot_id:
         return ()
-    stats = snapshot_stats(table, sid, depth=task.depth, columns=task.settings.column_stats, executor=manifest_pool())
+    stats = snapshot_stats(table, sid, depth=task.depth, columns=task.settings.column_stats,
+                          executor=_manifest_executor(table))
     event = current_state_event(table, stats, task.settings, capture_time=task.capture_time)
     built = with_start(event, task.settings) if isinstance(event, RunEvent) else [event]
     snap = md.snapshot_by_id(sid)
@@ -184,7 +196,8 @@ def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
 
         with serialised_once():  # the events measured against the byte budget are not serialised again
             runs = snapshot_runs(table, to_walk, task.settings, depth=task.depth, owners=owners,
-                                 capture_time=task.capture_time, executor=manifest_pool(), cache=ManifestCache())
+                                 capture_time=task.capture_time, executor=_manifest_executor(table),
+                                 cache=ManifestCache())
             for snapshot_id, built in runs.items():
                 events[snapshot_id] = (built[-1].run.runId, tuple(to_json(e) for e in built))
         for snapshot_id in runs:  # a schema change: the snapshot's checks run follows its own events

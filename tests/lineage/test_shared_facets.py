@@ -53,3 +53,17 @@ def test_commit_counters_are_scan_reporters_metrics():
         counters = {java_name(n): v for n, v in commit_metrics_from_summary(summary).values().items()}
         expected = CommitMetrics(**{n: v for n, v in counters.items() if hasattr(CommitMetrics(), n)})
         assert commit_report_facet(1, 2, summary).commitMetrics == expected
+
+
+@pytest.mark.parametrize("name", FIXTURE_TABLES)
+def test_manifests_read_here_or_on_the_pool_give_the_same_events(name):
+    """A scan reads a local table's manifests in its own thread, a remote one's on the manifest pool: the same
+    events either way, entries and columns included."""
+    from iceberg_lineage.stats.parallel import manifest_pool
+
+    table = fixture_table(name)
+    ids = [s.snapshot_id for s in table.metadata.snapshots]
+    runs = [{sid: [to_json(e) for e in built] for sid, built in snapshot_runs(
+        table, ids, Settings(), depth="entries", capture_time=CAPTURE, executor=executor).items()}
+        for executor in (None, manifest_pool())]
+    assert runs[0] == runs[1] and len(runs[0]) == len(ids)
