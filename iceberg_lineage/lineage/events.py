@@ -32,6 +32,7 @@ from iceberg_lineage.lineage.budget import trim
 from iceberg_lineage.read.metadata import Schema
 from iceberg_lineage.lineage.naming import dataset_identity, table_parts
 from iceberg_lineage.lineage.runs import application_of, application_ref, parent_facet
+from iceberg_lineage.lineage.table_facets import TableFacets, present
 from iceberg_lineage.lineage.tags import Ownership
 from iceberg_lineage.read.source import LoadedTable
 from iceberg_lineage.stats import snapshot_stats, table_history
@@ -70,56 +71,6 @@ def snapshot_engine(summary: Mapping[str, str]) -> str:
     return summary.get("engine-name") or DEFAULT_ENGINE
 
 
-# -- dataset facets --------------------------------------------------------------------------------------------------
-
-def _table_facets(table: LoadedTable, settings: Settings, schema: Schema) -> dict[str, Any]:
-    """Facets that describe the table itself, whatever the snapshot."""
-    identity = dataset_identity(table, settings)
-    props = table.metadata.properties
-    facets: dict[str, Any] = {
-        "schema": fb.schema_facet(schema),
-        "catalog": fb.catalog_facet(table),
-        "storage": fb.storage_facet(props),
-        "datasetType": fb.dataset_type_facet(),
-        "symlinks": fb.symlinks_facet(identity.symlinks),
-        "documentation": fb.documentation_facet(props),
-        "ownership": fb.ownership_facet(props),
-    }
-    return _present(facets)
-
-
-def _present(facets: dict[str, Any]) -> dict[str, Any]:
-    """The facets that apply (a builder returns None for a facet with nothing to say)."""
-    return {k: v for k, v in facets.items() if v is not None}
-
-
-def _parent_schema(table: LoadedTable, stats: SnapshotStats) -> Schema | None:
-    """The parent snapshot's schema when both snapshots name theirs (v1 tables often do not: then unknown)."""
-    md = table.metadata
-    parent = md.snapshot_by_id(stats.parent_id) if stats.parent_id is not None else None
-    if parent is None or parent.schema_id is None or stats.schema_id is None:
-        return None
-    return md.schemas.get(parent.schema_id)
-
-
-def _snapshot_schema(table: LoadedTable, stats: SnapshotStats) -> Schema:
-    return table.metadata.schema_for(table.metadata.snapshot_by_id(stats.snapshot_id))
-
-
-def _snapshot_facets(
-    table: LoadedTable,
-    stats: SnapshotStats,
-    settings: Settings,
-    change: dict[str, Any] | None,
-    capture: dt.datetime,
-) -> dict[str, Any]:
-    facets = _table_facets(table, settings, _snapshot_schema(table, stats))
-    facets["version"] = fb.version_facet(stats.snapshot_id)
-    facets["dataQualityMetrics"] = fb.data_quality_facet(stats, capture)
-    facets[STATISTICS_KEY] = fb.statistics_facet(stats, change)
-    return facets
-
-
 _E = TypeVar("_E", RunEvent, DatasetEvent)
 
 
@@ -154,6 +105,7 @@ def snapshot_run_event(
     attempts: int | None = None,
     capture_time: dt.datetime | None = None,
     elapsed_ms: int | None = None,
+    shared: TableFacets | None = None,
 ) -> RunEvent:
     """The run that produced one snapshot, with the table (at that snapshot) as its output.
 
@@ -165,25 +117,26 @@ def snapshot_run_event(
     ``duration_ms`` when it was measured: the commit's end, so the run lasts as long as the commit did. Without it
     (a scanner reading history) the run is instant: nothing says how long it took. ``elapsed_ms`` moves the end
     the same way where only the run's time is known, not the commit's own metrics (the proxy measured how long the
-    catalog took to answer the commit).
+    catalog took to answer the commit). ``shared``: the table's facets, shared with its other snapshots' events.
     """
     md = table.metadata
-    before = parent_schema if parent_schema is not None else _parent_schema(table, stats)
-    change = fb.schema_change(before, _snapshot_schema(table, stats)) if before is not None else None
+    shared = shared or TableFacets(table, settings)
+    before = parent_schema if parent_schema is not None else shared.parent_schema(stats)
+    change = fb.schema_change(before, shared.snapshot_schema(stats)) if before is not None else None
     lifecycle = fb.snapshot_lifecycle(stats, change is not None)
-    identity = dataset_identity(table, settings)
+    identity = shared.identity
     summary = stats.summary
     engine_name = engine or snapshot_engine(summary)
     capture = capture_time or _now()
 
     application = application_of(summary)
-    run_facets = _present({
+    run_facets = present({
         "externalQuery": fb.external_query_facet(summary),
         "processing_engine": fb.processing_engine_facet(summary),
         # the engine application that committed (spark.app.id, flink.job-id): the bridge's application run
         "parent": parent_facet(application_ref(*application, settings.job.namespace)) if application else None,
     })
-    output_facets = _present({
+    output_facets = present({
         "outputStatistics": fb.output_statistics_facet(stats),
         COMMIT_REPORT_KEY: fb.commit_report_facet(
             stats.snapshot_id, stats.sequence_number, summary, duration_ms=duration_ms, attempts=attempts
@@ -191,7 +144,7 @@ def snapshot_run_event(
     })
 
     def build() -> RunEvent:
-        facets = _snapshot_facets(table, stats, settings, change, capture)
+        facets = shared.of_snapshot(stats, change, capture)
         if lifecycle is not None:
             facets["lifecycleStateChange"] = fb.lifecycle_facet(lifecycle)
         return RunEvent(
@@ -200,7 +153,7 @@ def snapshot_run_event(
             run=Run(runId=str(run_id or snapshot_run_id(md.identity, stats.snapshot_id, stats.timestamp_ms)),
                     facets=run_facets),
             job=Job(namespace=settings.job.namespace, name=job_name(table, engine_name),
-                    facets={"jobType": fb.job_type_facet("COMMIT")}),
+                    facets=shared.job_facets("COMMIT")),
             outputs=[OutputDataset(namespace=identity.namespace, name=identity.name, facets=facets,
                                    outputFacets=output_facets)],
             producer=fb.PRODUCER,
@@ -284,10 +237,11 @@ def snapshot_runs(
     history = table_history(table, depth=depth, columns=settings.column_stats,  # type: ignore[arg-type]
                             snapshot_ids=list(snapshot_ids), executor=executor, cache=cache)
     runs: dict[int, list[RunEvent]] = {}
+    shared = TableFacets(table, settings)
     for stats in history:
         owner = (owners or {}).get(stats.snapshot_id)
         event = snapshot_run_event(table, stats, settings, capture_time=capture_time,
-                                   elapsed_ms=None if owner is not None else elapsed_ms)
+                                   elapsed_ms=None if owner is not None else elapsed_ms, shared=shared)
         runs[stats.snapshot_id] = (owned_run_events(event, owner, start=settings.events.start_events)
                                    if owner is not None
                                    else with_start(event, settings, fb.ms_to_datetime(stats.timestamp_ms)))
@@ -316,15 +270,16 @@ def dataset_event(
     unchanged table gives the same event.
     """
     md = table.metadata
-    identity = dataset_identity(table, settings)
+    shared = TableFacets(table, settings)
+    identity = shared.identity
     capture = capture_time or _now()
     when = fb.ms_to_datetime(stats.timestamp_ms) if stats is not None else fb.ms_to_datetime(md.last_updated_ms or 0)
 
     def build() -> DatasetEvent:
         if stats is None:
-            facets = _table_facets(table, settings, md.current_schema)
+            facets = shared.of_table(md.current_schema)
         else:
-            facets = _snapshot_facets(table, stats, settings, None, capture)
+            facets = shared.of_snapshot(stats, None, capture)
         return DatasetEvent(
             eventTime=fb.iso_time(when),
             dataset=StaticDataset(namespace=identity.namespace, name=identity.name, facets=facets),
@@ -351,13 +306,14 @@ def lifecycle_event(
     needs; hooks pass a fresh ``generate_new_uuid()``.
     """
     md = table.metadata
-    identity = dataset_identity(table, settings)
+    shared = TableFacets(table, settings)
+    identity = shared.identity
     last_update = fb.ms_to_datetime(md.last_updated_ms or 0)
     previous = None
     if previous_identifier is not None:
         old = dataset_identity(dataclasses.replace(table, identifier=tuple(previous_identifier)), settings)
         previous = (old.namespace, old.name)
-    facets = _table_facets(table, settings, md.current_schema)
+    facets = shared.of_table(md.current_schema)
     if md.current_snapshot_id is not None:
         facets["version"] = fb.version_facet(md.current_snapshot_id)
     facets["lifecycleStateChange"] = fb.lifecycle_facet(fb.LifecycleStateChange(kind), previous)

@@ -8,7 +8,7 @@ import json
 import uuid
 from contextvars import ContextVar
 from enum import Enum
-from typing import Any, Iterator, Mapping, Union
+from typing import Any, Iterator, Mapping, NamedTuple, Union
 
 import attr
 
@@ -34,29 +34,38 @@ def to_json(event: Event | Mapping[str, object]) -> str:
     if isinstance(event, Mapping):
         return Serde.to_json(event)
     memo = _MEMO.get()
-    if memo is not None and (seen := memo.get(id(event))) is not None and seen[0] is event:
+    texts = memo.texts if memo is not None else None
+    if texts is not None and (seen := texts.get(id(event))) is not None and seen[0] is event:
         return seen[1]
     try:
         text = json.dumps(_plain(event), sort_keys=True)
     except _Unknown:
         text = Serde.to_json(event)
-    if memo is not None:
-        memo[id(event)] = (event, text)
+    if texts is not None:
+        texts[id(event)] = (event, text)
     return text
 
 
-#: Inside :func:`serialised_once`: the text of each event serialised so far, by identity (with the event, which
-#: keeps its id from being reused).
-_MEMO: ContextVar[dict[int, tuple[object, str]] | None] = ContextVar("iceberg_lineage_json_memo", default=None)
+class _Memo(NamedTuple):
+    """By identity, with the object (which keeps its id from being reused): the text of each event serialised so
+    far, and the conversion of each attrs object (facets a table's events share, a START's run and job)."""
+
+    texts: dict[int, tuple[object, str]]
+    plain: dict[int, tuple[object, dict[str, Any]]]
+
+
+#: Inside :func:`serialised_once`, what was converted so far.
+_MEMO: ContextVar[_Memo | None] = ContextVar("iceberg_lineage_json_memo", default=None)
 
 
 @contextlib.contextmanager
 def serialised_once() -> Iterator[None]:
     """Inside, an event serialised twice is converted once: an event with column statistics is serialised to be
-    measured against the byte budget (:mod:`~iceberg_lineage.lineage.budget`), then again to be sent. Only for code
-    that never changes an event once serialised (the scanner's table task; openlineage's client adds facets in
-    place as it emits). Per thread and per task (a context variable)."""
-    token = _MEMO.set({})
+    measured against the byte budget (:mod:`~iceberg_lineage.lineage.budget`), then again to be sent; and an object
+    several events share (a table's facets, a run's facets) once for all of them. Only for code that never changes
+    an event once serialised (the scanner's table task; openlineage's client adds facets in place as it emits).
+    Per thread and per task (a context variable)."""
+    token = _MEMO.set(_Memo({}, {}))
     try:
         yield
     finally:
@@ -105,6 +114,10 @@ def _unknown(value: Any) -> Any:  # noqa: ANN401
 
 def _attrs_converter(names: tuple[str, ...]) -> Any:  # noqa: ANN401
     def convert(value: Any) -> dict[str, Any]:  # noqa: ANN401
+        memo = _MEMO.get()
+        plain = memo.plain if memo is not None else None
+        if plain is not None and (seen := plain.get(id(value))) is not None and seen[0] is value:
+            return seen[1]
         out = {}
         for name in names:
             item = getattr(value, name)
@@ -112,6 +125,8 @@ def _attrs_converter(names: tuple[str, ...]) -> Any:  # noqa: ANN401
                 item = _plain(item)
             if item is not None:
                 out[name] = item
+        if plain is not None:
+            plain[id(value)] = (value, out)
         return out
 
     return convert

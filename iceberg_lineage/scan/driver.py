@@ -207,6 +207,7 @@ class _Driver:
             watermark=self.state.watermark(known.identity) if known else Watermark(),
             since_ms=self.options.since_ms,
             capture_time=self.capture_time,
+            metadata_location=item.metadata_location,
         )
 
     # -- results -------------------------------------------------------------------------------------------------

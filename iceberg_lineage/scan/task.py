@@ -7,16 +7,25 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from dataclasses import dataclass
-from typing import Collection, Literal, Sequence
+from typing import TYPE_CHECKING, Collection, Literal, Sequence
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.errors import CatalogError, IcebergLineageError
 from iceberg_lineage.lineage.tags import RUN_ID_PROPERTY, ownership, tagged
-from iceberg_lineage.read.catalogs import CatalogSpec, one_line
+from iceberg_lineage.read.catalogs import CatalogSpec, catalog_account, one_line
+from iceberg_lineage.read.files import local_path
 from iceberg_lineage.read.metadata import MetadataFile
-from iceberg_lineage.read.source import LoadedTable, load_table_object
+from iceberg_lineage.read.metadata_json import parse_metadata
+from iceberg_lineage.read.source import (
+    LoadedTable, RelocatingIO, catalog_type_of, load_table_object, read_metadata_file,
+)
 from iceberg_lineage.scan.summary import Gap, TableFailure
 from iceberg_lineage.state.store import Watermark
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
+    from pyiceberg.catalog import Catalog
 
 Mode = Literal["history", "current"]
 MODES: tuple[str, ...] = ("history", "current")
@@ -34,6 +43,8 @@ class TableTask:
     watermark: Watermark
     since_ms: int | None
     capture_time: dt.datetime
+    #: the metadata location the catalog's listing gave (:mod:`iceberg_lineage.read.listing`): read directly
+    metadata_location: str | None = None
 
 
 @dataclass(frozen=True)
@@ -92,13 +103,7 @@ def scan_table(task: TableTask) -> TableResult:
 
 
 def _scan_table(task: TableTask) -> TableResult:
-    catalog = task.catalog.load()
-    try:
-        pyiceberg_table = catalog.load_table(task.identifier)
-    except Exception as exc:  # noqa: BLE001 - unreadable metadata, access denied, unknown types...
-        raise CatalogError(f"cannot load table: {one_line(exc)}") from None
-    # read_file=True: PyIceberg invents a random uuid for v1 tables without one; the raw file keeps identity stable.
-    table = load_table_object(pyiceberg_table)
+    table = _load(task)
     md = table.metadata
     watermark = task.watermark if md.identity == task.expected_identity else Watermark()
     result = TableResult(
@@ -107,6 +112,49 @@ def _scan_table(task: TableTask) -> TableResult:
     if task.mode == "current":
         return dataclasses.replace(result, items=_current_items(task, table, watermark))
     return dataclasses.replace(result, items=_history_items(task, table, watermark), gap=find_gap(md, watermark))
+
+
+def _load(task: TableTask) -> LoadedTable:
+    """The table, read once. At the metadata location its listing gave, the file is read and parsed by us alone:
+    PyIceberg's ``load_table`` would read and parse it too (a catalog query besides), and that was most of a
+    summary-depth table. Anything unexpected there takes PyIceberg's way, with its errors as ever."""
+    catalog = task.catalog.load()
+    if task.metadata_location is not None:
+        try:
+            return _read_listed(catalog, task.identifier, task.metadata_location)
+        except Exception:  # noqa: BLE001, S110 - PyIceberg's load below says what is wrong, as it always did
+            pass
+    try:
+        pyiceberg_table = catalog.load_table(task.identifier)
+    except Exception as exc:  # noqa: BLE001 - unreadable metadata, access denied, unknown types...
+        raise CatalogError(f"cannot load table: {one_line(exc)}") from None
+    # read_file=True: PyIceberg invents a random uuid for v1 tables without one; the raw file keeps identity stable.
+    return load_table_object(pyiceberg_table)
+
+
+def _read_listed(catalog: Catalog, identifier: tuple[str, ...], metadata_location: str) -> LoadedTable:
+    """What :func:`load_table_object` makes of ``catalog.load_table``, from the metadata file alone: the FileIO is
+    the one PyIceberg's SQL and Glue catalogs give a table (catalog properties, then the table's)."""
+    raw = read_metadata_file(catalog._load_file_io(location=metadata_location), metadata_location)
+    metadata = parse_metadata(raw, metadata_location, ".".join(identifier))
+    return LoadedTable(
+        metadata=metadata,
+        io=RelocatingIO(catalog._load_file_io(metadata.properties, metadata_location)),
+        name=identifier[-1],
+        catalog_name=catalog.name,
+        catalog_type=catalog_type_of(catalog),
+        catalog_properties=dict(catalog.properties),
+        identifier=identifier,
+        aws_account=catalog_account(catalog),
+    )
+
+
+def _manifest_executor(table: LoadedTable) -> Executor | None:
+    """The pool for the table's manifest reads where they wait on a network (an object store); none for local files:
+    decoding holds the GIL, so handing them to threads only adds their hand-offs (large local manifests are split
+    across processes instead, :func:`~iceberg_lineage.stats.cache.fetch_partials`)."""
+    return None if local_path(table.metadata.metadata_location or table.metadata.location) is not None \
+        else manifest_pool()
 
 
 def _current_items(task: TableTask, table: LoadedTable, watermark: Watermark) -> tuple[PendingEvent, ...]:
@@ -124,7 +172,8 @@ def _current_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
     sid = md.current_snapshot_id
     if sid is None or sid == watermark.current_snapshot_id:
         return ()
-    stats = snapshot_stats(table, sid, depth=task.depth, columns=task.settings.column_stats, executor=manifest_pool())
+    stats = snapshot_stats(table, sid, depth=task.depth, columns=task.settings.column_stats,
+                          executor=_manifest_executor(table))
     event = current_state_event(table, stats, task.settings, capture_time=task.capture_time)
     built = with_start(event, task.settings) if isinstance(event, RunEvent) else [event]
     snap = md.snapshot_by_id(sid)
@@ -151,7 +200,8 @@ def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
 
         with serialised_once():  # the events measured against the byte budget are not serialised again
             runs = snapshot_runs(table, to_walk, task.settings, depth=task.depth, owners=owners,
-                                 capture_time=task.capture_time, executor=manifest_pool(), cache=ManifestCache())
+                                 capture_time=task.capture_time, executor=_manifest_executor(table),
+                                 cache=ManifestCache())
             for snapshot_id, built in runs.items():
                 events[snapshot_id] = (built[-1].run.runId, tuple(to_json(e) for e in built))
         for snapshot_id in runs:  # a schema change: the snapshot's checks run follows its own events

@@ -8,6 +8,7 @@ import json
 import threading
 from typing import Any
 
+import pytest
 from sqlalchemy import event
 from tests.support.delivery import FAST, Answer, LineageServer, http_client
 from tests.support.olschema import validate_event
@@ -24,18 +25,31 @@ from iceberg_lineage.state.store import StateStore
 
 
 class Loads:
-    """The table loads the scan makes through the catalog (PyIceberg's ``SqlCatalog.load_table`` selects the row of
-    one table by its name), counted on the very catalog object the scan uses."""
+    """The table loads the scan makes: through the catalog (PyIceberg's ``SqlCatalog.load_table`` selects the row of
+    one table by its name), counted on the very catalog object the scan uses, and at the metadata location the
+    listing gave (a table task reads the file there, without the catalog)."""
 
-    def __init__(self, spec: CatalogSpec) -> None:
+    def __init__(self, spec: CatalogSpec, monkeypatch: pytest.MonkeyPatch) -> None:
+        import iceberg_lineage.scan.task as task
+
         self._lock = threading.Lock()
         self.count = 0
         event.listen(spec.load().engine, "before_cursor_execute", self._seen)
+        read = task._read_listed
+
+        def counted(*args: Any) -> Any:
+            self._add()
+            return read(*args)
+
+        monkeypatch.setattr(task, "_read_listed", counted)
 
     def _seen(self, _conn, _cursor, statement: str, *_args: Any) -> None:
         if "iceberg_tables.table_name = " in statement:
-            with self._lock:
-                self.count += 1
+            self._add()
+
+    def _add(self) -> None:
+        with self._lock:
+            self.count += 1
 
     def take(self) -> int:
         with self._lock:
@@ -70,9 +84,9 @@ def in_order(table) -> list[int]:
     return [s.snapshot_id for s in sorted(table.refresh().snapshots(), key=lambda s: s.sequence_number)]
 
 
-def test_a_rescan_loads_only_the_changed_table(sql_catalog, state_path, tmp_path):
+def test_a_rescan_loads_only_the_changed_table(sql_catalog, state_path, tmp_path, monkeypatch):
     tables = {name: write_table(sql_catalog, f"db.{name}", 2) for name in ("a", "b", "c")}
-    loads = Loads(spec_of(sql_catalog))
+    loads = Loads(spec_of(sql_catalog), monkeypatch)
     with LineageServer() as server:
         first = scan_to(server, sql_catalog, state_path, tmp_path)
         assert sorted(snapshots_sent(server)) == sorted(s for t in tables.values() for s in in_order(t))
@@ -87,10 +101,12 @@ def test_a_rescan_loads_only_the_changed_table(sql_catalog, state_path, tmp_path
         assert (third.updated, third.unchanged, loads.take()) == (1, 2, 1)
 
 
-def test_a_stop_mid_table_leaves_it_unmarked_and_the_next_scan_sends_the_rest(sql_catalog, state_path, tmp_path):
+def test_a_stop_mid_table_leaves_it_unmarked_and_the_next_scan_sends_the_rest(
+        sql_catalog, state_path, tmp_path, monkeypatch
+):
     table = write_table(sql_catalog, "db.t", 4)
     order = in_order(table)
-    loads = Loads(spec_of(sql_catalog))
+    loads = Loads(spec_of(sql_catalog), monkeypatch)
     # the first snapshot's START and COMPLETE and the second's START are taken; then the server fails and the spool
     # (1 byte) cannot take the event: the scan stops inside the table
     with LineageServer(script=lambda n, _body: Answer(200 if n < 3 else 500)) as failing:
@@ -106,10 +122,12 @@ def test_a_stop_mid_table_leaves_it_unmarked_and_the_next_scan_sends_the_rest(sq
         assert (snapshots_sent(server), loads.take()) == ([], 0)
 
 
-def test_past_the_delivery_deadline_the_spooled_rest_counts_and_replay_sends_it(sql_catalog, state_path, tmp_path):
+def test_past_the_delivery_deadline_the_spooled_rest_counts_and_replay_sends_it(
+        sql_catalog, state_path, tmp_path, monkeypatch
+):
     table = write_table(sql_catalog, "db.t", 3)
     order = in_order(table)
-    loads = Loads(spec_of(sql_catalog))
+    loads = Loads(spec_of(sql_catalog), monkeypatch)
     settings = {"scan.delivery_deadline_s": 0.5, "delivery.breaker_cooldown_s": 0}
     # the first snapshot's START and COMPLETE are answered; then the server goes silent past the deadline
     with LineageServer(script=lambda n, _body: Answer(200, delay=0 if n < 2 else 3600)) as silent:
@@ -125,9 +143,9 @@ def test_past_the_delivery_deadline_the_spooled_rest_counts_and_replay_sends_it(
         assert snapshots_sent(server) == order[1:]
 
 
-def test_rejected_events_count_as_sent_and_are_not_sent_again(sql_catalog, state_path, tmp_path):
+def test_rejected_events_count_as_sent_and_are_not_sent_again(sql_catalog, state_path, tmp_path, monkeypatch):
     write_table(sql_catalog, "db.t", 2)
-    loads = Loads(spec_of(sql_catalog))
+    loads = Loads(spec_of(sql_catalog), monkeypatch)
     with LineageServer(script=lambda _n, _body: Answer(400)) as refusing:
         refused = scan_to(refusing, sql_catalog, state_path, tmp_path)
     assert refused.events_rejected >= 1 and refused.exit_code == 1
@@ -137,9 +155,9 @@ def test_rejected_events_count_as_sent_and_are_not_sent_again(sql_catalog, state
         assert (server.received, again.unchanged, again.exit_code, loads.take()) == ([], 1, 0, 0)
 
 
-def test_current_mode_then_history_sends_the_whole_history(sql_catalog, state_path, tmp_path):
+def test_current_mode_then_history_sends_the_whole_history(sql_catalog, state_path, tmp_path, monkeypatch):
     table = write_table(sql_catalog, "db.t", 3)
-    loads = Loads(spec_of(sql_catalog))
+    loads = Loads(spec_of(sql_catalog), monkeypatch)
     with LineageServer() as server:
         scan_to(server, sql_catalog, state_path, tmp_path, mode="current")
         [dataset_event] = server.events()
@@ -164,14 +182,16 @@ def test_since_leaves_the_table_unmarked(sql_catalog, state_path, tmp_path):
         assert snapshots_sent(server) == order[:-1]
 
 
-def test_a_table_replaced_by_register_table_is_loaded_and_its_history_sent(sql_catalog, state_path, tmp_path):
+def test_a_table_replaced_by_register_table_is_loaded_and_its_history_sent(
+        sql_catalog, state_path, tmp_path, monkeypatch
+):
     from pyiceberg.catalog.sql import SqlCatalog
 
     write_table(sql_catalog, "db.t", 2)
     # another catalog in the same database: its tables are not listed by ours
     elsewhere = SqlCatalog("elsewhere", **sql_catalog.properties)
     other = write_table(elsewhere, "db.other", 3)
-    loads = Loads(spec_of(sql_catalog))
+    loads = Loads(spec_of(sql_catalog), monkeypatch)
     with LineageServer() as server:
         scan_to(server, sql_catalog, state_path, tmp_path)
         server.clear()
@@ -184,9 +204,9 @@ def test_a_table_replaced_by_register_table_is_loaded_and_its_history_sent(sql_c
         assert (server.received, loads.take()) == ([], 0)
 
 
-def test_a_table_dropped_and_created_again_under_its_name_is_sent_once(sql_catalog, state_path, tmp_path):
+def test_a_table_dropped_and_created_again_under_its_name_is_sent_once(sql_catalog, state_path, tmp_path, monkeypatch):
     write_table(sql_catalog, "db.t", 2)
-    loads = Loads(spec_of(sql_catalog))
+    loads = Loads(spec_of(sql_catalog), monkeypatch)
     with LineageServer() as server:
         scan_to(server, sql_catalog, state_path, tmp_path)
         server.clear()
@@ -199,9 +219,11 @@ def test_a_table_dropped_and_created_again_under_its_name_is_sent_once(sql_catal
         assert (server.received, loads.take()) == ([], 0)
 
 
-def test_a_renamed_table_gets_its_rename_then_is_skipped_under_its_new_name(sql_catalog, state_path, tmp_path):
+def test_a_renamed_table_gets_its_rename_then_is_skipped_under_its_new_name(
+        sql_catalog, state_path, tmp_path, monkeypatch
+):
     write_table(sql_catalog, "db.old", 2)
-    loads = Loads(spec_of(sql_catalog))
+    loads = Loads(spec_of(sql_catalog), monkeypatch)
     with LineageServer() as server:
         scan_to(server, sql_catalog, state_path, tmp_path)
         server.clear()
@@ -242,13 +264,13 @@ def test_a_table_under_two_names_is_sent_once_when_one_name_is_skipped(sql_catal
             assert (server.received, again.renames, again.drops, again.unchanged) == ([], 0, 0, 2)
 
 
-def test_another_catalog_implementation_is_loaded_every_time(sql_catalog, state_path, tmp_path):
+def test_another_catalog_implementation_is_loaded_every_time(sql_catalog, state_path, tmp_path, monkeypatch):
     write_table(sql_catalog, "db.a", 1)
     write_table(sql_catalog, "db.b", 2)
     # a subclass of SqlCatalog may keep its tables elsewhere: its listing gives no location
     spec = CatalogSpec.of("test", {"py-catalog-impl": "tests.faults.stuck_catalog.StuckCatalog",
                                    **sql_catalog.properties})
-    loads = Loads(spec)
+    loads = Loads(spec, monkeypatch)
     with LineageServer() as server:
         for sent in (3, 0):
             settings = Settings().updated({"spool.path": str(tmp_path / "spool")})

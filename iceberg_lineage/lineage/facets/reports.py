@@ -2,6 +2,7 @@
 ``inputStatistics`` and ``icebergScanReport``, from snapshot statistics or from the engine's own reports."""
 from __future__ import annotations
 
+import functools
 import json
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
@@ -48,11 +49,8 @@ def commit_report_facet(
     """The commit report rebuilt from the snapshot summary, as Iceberg's ``CommitMetricsResult.from`` does (with
     scan_reporters' one map of metric names to summary keys); absent keys are left out, and duration and attempts
     appear only when the commit was measured."""
-    # scan_reporters imports pyiceberg.catalog (about a second): only events of commits need it.
-    from scan_reporters.commit_metrics import commit_metrics_from_summary, java_name
-
-    counters = {java_name(name): value for name, value in commit_metrics_from_summary(summary).values().items()}
-    metrics = {name: value for name, value in counters.items() if name in _COMMIT_METRICS}
+    metrics = {name: n for key, name in _commit_fields() if key in summary
+               and (n := _parse_long(summary[key])) is not None}
     metadata = {k: summary[k] for k in ENVIRONMENT_KEYS if k in summary}
     return IcebergCommitReportOutputDatasetFacet(
         snapshotId=snapshot_id,
@@ -62,6 +60,27 @@ def commit_report_facet(
         metadata=metadata or None,
         **PRODUCED,
     )
+
+
+@functools.lru_cache(maxsize=None)
+def _commit_fields() -> tuple[tuple[str, str], ...]:
+    """(summary key, ``CommitMetrics`` field) of each counter a summary gives, from scan_reporters' one map of metric
+    names to summary keys (``commit_metrics_from_summary``'s), read once: walking it for every snapshot was a fifth
+    of a summary-depth scan."""
+    # scan_reporters imports pyiceberg.catalog (about a second): only events of commits need it.
+    from scan_reporters.commit_metrics import java_name
+    from scan_reporters.reports import COMMIT_METRICS, TIMER
+
+    return tuple((spec.summary_key, java_name(spec.name)) for spec in COMMIT_METRICS
+                 if spec.kind != TIMER and spec.summary_key is not None and java_name(spec.name) in _COMMIT_METRICS)
+
+
+def _parse_long(value: object) -> int | None:
+    """A summary value as Iceberg parses it (``Long.parseLong``, as scan_reporters does); None if it is not one."""
+    try:
+        return int(str(value))
+    except (TypeError, ValueError):
+        return None
 
 
 def input_statistics_facet(
