@@ -153,6 +153,8 @@ def _manifest_executor(table: LoadedTable) -> Executor | None:
     """The pool for the table's manifest reads where they wait on a network (an object store); none for local files:
     decoding holds the GIL, so handing them to threads only adds their hand-offs (large local manifests are split
     across processes instead, :func:`~iceberg_lineage.stats.cache.fetch_partials`)."""
+    from iceberg_lineage.stats.parallel import manifest_pool
+
     return None if local_path(table.metadata.metadata_location or table.metadata.location) is not None \
         else manifest_pool()
 
@@ -166,7 +168,6 @@ def _current_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
     from iceberg_lineage.lineage.profiles import current_state_event
     from iceberg_lineage.lineage.serde import to_json
     from iceberg_lineage.stats import snapshot_stats
-    from iceberg_lineage.stats.parallel import manifest_pool
 
     md = table.metadata
     sid = md.current_snapshot_id
@@ -196,7 +197,6 @@ def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
         from iceberg_lineage.lineage.events import snapshot_runs, with_start
         from iceberg_lineage.lineage.serde import serialised_once, to_json
         from iceberg_lineage.stats import ManifestCache
-        from iceberg_lineage.stats.parallel import manifest_pool
 
         with serialised_once():  # the events measured against the byte budget are not serialised again
             runs = snapshot_runs(table, to_walk, task.settings, depth=task.depth, owners=owners,
