@@ -21,7 +21,9 @@ from typing import Any, Iterable, Mapping, Sequence, Union
 
 from msgspec import UNSET, Struct
 
-from iceberg_lineage.jobs.decode import EventKeys, decode_keys, keys_of_dict
+from msgspec import DecodeError
+
+from iceberg_lineage.jobs.decode import EventKeys, decode_keys, decode_utf8, keys_of_dict
 from iceberg_lineage.jobs.model import BadLine, JobsReport, JobStats, LastFailure
 from iceberg_lineage.jsontypes import Json
 from iceberg_lineage.jobs.options import job_selector, parse_rate
@@ -229,6 +231,26 @@ class JobsAggregator:
             self.bad(source, line, str(exc))
         except RecursionError:
             self.bad(source, line, "JSON nested too deeply")
+
+    def add_lines(self, source: str, first: int, block: bytes) -> int:
+        """Lines ``first``, ``first + 1``, ... of a file: a block of UTF-8 lines each ending with a newline (the
+        file's last may lack it). The hot loop of ``jobs``: each line decoded straight into its keys and folded; a
+        line of another shape goes through :meth:`add_line`. Answers the number of lines."""
+        pieces = block.split(b"\n")
+        last = pieces.pop()  # empty when the block ends with a newline
+        fold = self._fold
+        n = first - 1
+        for n, line in enumerate(pieces, first):
+            try:
+                fold(decode_utf8(line))
+            except BadEvent as exc:
+                self.bad(source, n, str(exc))
+            except (DecodeError, RecursionError):
+                self.add_line(source, n, line + b"\n")
+        if last:
+            n += 1
+            self.add_line(source, n, last)
+        return n - first + 1
 
     def bad(self, source: str, line: int, reason: str) -> None:
         self.bad_lines += 1
