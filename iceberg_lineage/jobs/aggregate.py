@@ -297,9 +297,11 @@ class JobsAggregator:
             job.inputs = job.tables(job.inputs, inputs)
         written = None
         if outputs:
-            if len(outputs) > 1 or (outputs[0].namespace, outputs[0].name) not in job.outputs:
+            out = outputs[0]
+            if len(outputs) > 1 or (out.namespace, out.name) not in job.outputs:
                 job.outputs = job.tables(job.outputs, outputs)
-            written = _written(outputs)
+            if len(outputs) > 1 or out.outputFacets is not None and out.outputFacets.outputStatistics is not None:
+                written = _written(outputs)
         code = _CODES.get(kind)
         if code is None:
             code = _CODES.get(kind.upper(), _RUNNING)
