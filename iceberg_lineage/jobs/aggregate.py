@@ -19,9 +19,7 @@ import json
 import sys
 from typing import Any, Iterable, Mapping, Sequence, Union
 
-from msgspec import UNSET, Struct
-
-from msgspec import DecodeError
+from msgspec import UNSET, DecodeError, Struct
 
 from iceberg_lineage.jobs.decode import EventKeys, decode_keys, decode_utf8, keys_of_dict
 from iceberg_lineage.jobs.model import BadLine, JobsReport, JobStats, LastFailure

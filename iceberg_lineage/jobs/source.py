@@ -33,7 +33,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 STDIN = "-"
 #: Bytes read at a time while skipping the rest of a line over the cap.
 _SKIP_CHUNK = 1 << 20
-#: Bytes read at a time from a plain file: a block of lines decoded in one call.
+#: Bytes read at a time from a plain file: a block of lines split, and checked for UTF-8, in one call each.
 _BLOCK = 1 << 18
 
 
