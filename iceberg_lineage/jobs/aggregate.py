@@ -19,9 +19,9 @@ import json
 import sys
 from typing import Any, Iterable, Mapping, Sequence, Union
 
-from msgspec import UNSET, Struct
+from msgspec import UNSET, DecodeError, Struct
 
-from iceberg_lineage.jobs.decode import EventKeys, decode_keys, keys_of_dict
+from iceberg_lineage.jobs.decode import EventKeys, decode_keys, decode_utf8, keys_of_dict
 from iceberg_lineage.jobs.model import BadLine, JobsReport, JobStats, LastFailure
 from iceberg_lineage.jsontypes import Json
 from iceberg_lineage.jobs.options import job_selector, parse_rate
@@ -39,11 +39,18 @@ MAX_MESSAGE = 2000
 #: Finished runs remembered for duplicates and late STARTs.
 RECENT_RUNS = 32768
 TERMINAL = {"COMPLETE": "completed", "FAIL": "failed", "ABORT": "aborted"}
-_COUNT_SLOT = {"completed": 0, "failed": 1, "aborted": 2}
-_STATE_SLOT = {state: i for i, state in enumerate(STATES)}
+#: Terminal kinds by code (the code is also the slot of ``_Job.counts`` and of the timeline's states).
+_ENDS = tuple(TERMINAL)
+_START, _RUNNING = len(_ENDS), len(_ENDS) + 1
+#: Each kind's code; a kind in another case is looked up upper-cased, any other kind is a RUNNING.
+_CODES = {**{kind: code for code, kind in enumerate(_ENDS)}, "START": _START, "RUNNING": _RUNNING}
+assert [STATES.index(TERMINAL[kind]) for kind in _ENDS] == list(range(len(_ENDS)))
+_OPEN_SLOT = STATES.index("open")
 _EMPTY: Mapping[str, Any] = {}
 _MIN_MS = EARLIEST_MS
 _MAX_MS = round(dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.timezone.utc).timestamp() * 1000) + 999
+_fromisoformat = dt.datetime.fromisoformat
+_UTC = dt.timezone.utc
 _Written = dict  # (namespace, name, version) -> (rowCount, size), either None when unknown
 
 
@@ -56,11 +63,11 @@ def event_ms(value: Json) -> int:
     if not isinstance(value, str):
         raise BadEvent("run event without an eventTime")
     try:
-        parsed = dt.datetime.fromisoformat(value)
+        parsed = _fromisoformat(value)
     except ValueError:
         raise BadEvent(f"eventTime {value[:40]!r} is not ISO 8601") from None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=dt.timezone.utc)
+        parsed = parsed.replace(tzinfo=_UTC)
     ms = round(parsed.timestamp() * 1000)
     if not _MIN_MS <= ms <= _MAX_MS:  # an offset can move a time at either end out of years 1..9999 in UTC
         raise BadEvent(f"eventTime {value[:40]!r} is outside years 1 to 9999 in UTC")
@@ -125,19 +132,9 @@ class _Job:
         self.first_ms: int | None = None
         self.last_ms: int | None = None
 
-    def seen(self, ms: int, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
-        if self.first_ms is None:
-            self.first_ms = self.last_ms = ms
-        elif ms < self.first_ms:
-            self.first_ms = ms
-        elif ms > self.last_ms:
-            self.last_ms = ms
-        if inputs:
-            self.inputs = self._tables(self.inputs, inputs)
-        if outputs:
-            self.outputs = self._tables(self.outputs, outputs)
-
-    def _tables(self, kept: tuple[tuple[str, str], ...], datasets: Sequence[Any]) -> tuple[tuple[str, str], ...]:
+    def tables(self, kept: tuple[tuple[str, str], ...], datasets: Sequence[Any]) -> tuple[tuple[str, str], ...]:
+        """``kept`` and the named datasets not in it yet, up to :data:`MAX_TABLES` (the fold calls this only when
+        an event names more than one dataset or a new one)."""
         for d in datasets:
             if d.namespace is None or d.name is None:
                 continue
@@ -192,36 +189,24 @@ class _Finished(Struct, gc=False):
     started: bool
 
 
-class _Recent:
-    """The latest finished runs, in two generations of half the size: O(1) per run, no per-entry bookkeeping."""
-
-    def __init__(self, size: int) -> None:
-        self._half = max(1, size // 2)
-        self._new: dict[str, _Finished] = {}
-        self._old: dict[str, _Finished] = {}
-
-    def get(self, run_id: str) -> _Finished | None:
-        found = self._new.get(run_id)
-        return found if found is not None else self._old.get(run_id)
-
-    def add(self, run_id: str, finished: _Finished) -> None:
-        self._new[run_id] = finished
-        if len(self._new) >= self._half:
-            self._old, self._new = self._new, {}
-
-
 class JobsAggregator:
     """Folds run events (parsed JSON, or JSON text with ``add_line``) into per-job statistics; ``report()`` any
-    time. ``since`` drops older events; ``jobs`` are globs (see :func:`~iceberg_lineage.jobs.options.job_selector`)."""
+    time. ``since`` drops older events; ``jobs`` are globs (see :func:`~iceberg_lineage.jobs.options.job_selector`).
+
+    The latest finished runs are two dicts, generations of half of ``recent_runs``: O(1) a run, no per-entry
+    bookkeeping."""
 
     def __init__(self, *, since: dt.datetime | None = None, jobs: Sequence[str] = (),
                  recent_runs: int = RECENT_RUNS) -> None:
         self.since = since
-        self._since_ms = round(since.timestamp() * 1000) if since is not None else None
+        # every counted time is at least _MIN_MS: no "since" is one comparison that never drops an event
+        self._since_ms = round(since.timestamp() * 1000) if since is not None else _MIN_MS
         self._selected = job_selector(jobs)
         self._jobs: dict[tuple[str, str], _Job | None] = {}
         self._open: dict[str, _Run] = {}
-        self._recent = _Recent(recent_runs)
+        self._recent_half = max(1, recent_runs // 2)
+        self._recent: dict[str, _Finished] = {}
+        self._recent_old: dict[str, _Finished] = {}
         self._timeline = Timeline()
         self.events = self.ignored = self.duplicates = self.bad_lines = 0
         self._bad: list[BadLine] = []
@@ -245,6 +230,26 @@ class JobsAggregator:
         except RecursionError:
             self.bad(source, line, "JSON nested too deeply")
 
+    def add_lines(self, source: str, first: int, block: bytes) -> int:
+        """Lines ``first``, ``first + 1``, ... of a file: a block of UTF-8 lines each ending with a newline (the
+        file's last may lack it). The hot loop of ``jobs``: each line decoded straight into its keys and folded; a
+        line of another shape goes through :meth:`add_line`. Answers the number of lines."""
+        pieces = block.split(b"\n")
+        last = pieces.pop()  # empty when the block ends with a newline
+        fold = self._fold
+        n = first - 1
+        for n, line in enumerate(pieces, first):
+            try:
+                fold(decode_utf8(line))
+            except BadEvent as exc:
+                self.bad(source, n, str(exc))
+            except (DecodeError, RecursionError):
+                self.add_line(source, n, line + b"\n")
+        if last:
+            n += 1
+            self.add_line(source, n, last)
+        return n - first + 1
+
     def bad(self, source: str, line: int, reason: str) -> None:
         self.bad_lines += 1
         if len(self._bad) < MAX_BAD_LINES:
@@ -257,34 +262,64 @@ class JobsAggregator:
         self._fold(keys_of_dict(event))
 
     def _fold(self, event: EventKeys) -> None:
-        """One event's keys; those of the standard library's reading may be of any type, so each is checked."""
-        kind, run, job_keys = event.eventType, event.run, event.job
+        """One event's keys; those of the standard library's reading may be of any type, so each is checked. The
+        hot path of ``jobs``: one dict lookup for the job, one for the kind, two for a finished run."""
+        kind = event.eventType
         if kind is None:  # a DatasetEvent or JobEvent: no run to count
             self.ignored += 1
             return
+        run = event.run
         run_id = run.runId if run is not None else None
         if not isinstance(kind, str) or not isinstance(run_id, str) or not run_id:
             raise BadEvent("run event without a string eventType and run.runId")
-        namespace, name = (job_keys.namespace, job_keys.name) if job_keys is not None else (None, None)
+        job_keys = event.job
+        key = (job_keys.namespace, job_keys.name) if job_keys is not None else (None, None)
         try:
-            job = self._jobs[namespace, name]
+            job = self._jobs[key]
         except (KeyError, TypeError):  # a new job, or no job: keys of any type are checked here
-            job = self._new_job(namespace, name)
+            job = self._new_job(*key)
         ms = event_ms(event.eventTime)
-        if job is None or (self._since_ms is not None and ms < self._since_ms):
+        if job is None or ms < self._since_ms:
             self.ignored += 1
             return
         self.events += 1
-        outputs = event.outputs or ()
-        job.seen(ms, event.inputs or (), outputs)
-        written = _written(outputs) if outputs else None
-        kind = kind.upper()
-        if kind in TERMINAL:
-            self._end(run_id, job, ms, kind, written, event)
-        elif kind == "START":
-            self._start(run_id, job, ms, written)
-        else:
-            self._running(run_id, job, ms, written)
+        first = job.first_ms
+        if first is None:
+            job.first_ms = job.last_ms = ms
+        elif ms < first:
+            job.first_ms = ms
+        elif ms > job.last_ms:
+            job.last_ms = ms
+        inputs, outputs = event.inputs, event.outputs
+        if inputs and (len(inputs) > 1 or (inputs[0].namespace, inputs[0].name) not in job.inputs):
+            job.inputs = job.tables(job.inputs, inputs)
+        written = None
+        if outputs:
+            out = outputs[0]
+            if len(outputs) > 1 or (out.namespace, out.name) not in job.outputs:
+                job.outputs = job.tables(job.outputs, outputs)
+            if len(outputs) > 1 or out.outputFacets is not None and out.outputFacets.outputStatistics is not None:
+                written = _written(outputs)
+        code = _CODES.get(kind)
+        if code is None:
+            code = _CODES.get(kind.upper(), _RUNNING)
+        finished = self._recent.get(run_id) or self._recent_old.get(run_id)
+        if code < _START:
+            if finished is not None:
+                self.duplicates += 1
+            else:
+                self._end(run_id, job, ms, code, written, event)
+        elif code == _START:
+            self._start(run_id, job, ms, written, finished)
+        elif finished is None:  # a RUNNING after its end: its tables are counted, its statistics not
+            run = self._open.get(run_id)
+            if run is None:
+                self._open[run_id] = _Run(job, None, ms, written)
+            else:
+                if ms < run.first_ms:
+                    run.first_ms = ms
+                if written:
+                    run.written = _merge(run.written, written)
 
     def _new_job(self, namespace: Any, name: Any) -> _Job | None:
         if not isinstance(namespace, str) or not isinstance(name, str) or not name:
@@ -292,8 +327,7 @@ class JobsAggregator:
         job = self._jobs[namespace, name] = _Job(namespace, name) if self._selected(namespace, name) else None
         return job
 
-    def _start(self, run_id: str, job: _Job, ms: int, written: _Written | None) -> None:
-        finished = self._recent.get(run_id)
+    def _start(self, run_id: str, job: _Job, ms: int, written: _Written | None, finished: _Finished | None) -> None:
         if finished is not None:  # the terminal event came first
             if finished.started:
                 self.duplicates += 1
@@ -305,37 +339,32 @@ class JobsAggregator:
         if run is None:
             self._open[run_id] = _Run(job, ms, ms, written)
         elif run.start_ms is None:
-            run.start_ms, run.first_ms = ms, min(ms, run.first_ms)
+            run.start_ms = ms
+            if ms < run.first_ms:
+                run.first_ms = ms
             run.written = _merge(run.written, written)
         else:
             self.duplicates += 1
 
-    def _running(self, run_id: str, job: _Job, ms: int, written: _Written | None) -> None:
-        if self._recent.get(run_id) is not None:
-            return  # after its end: its tables are counted, its statistics not
-        run = self._open.get(run_id)
-        if run is None:
-            self._open[run_id] = _Run(job, None, ms, written)
-        else:
-            run.first_ms = min(ms, run.first_ms)
-            run.written = _merge(run.written, written)
-
-    def _end(self, run_id: str, job: _Job, ms: int, kind: str, written: _Written | None, event: EventKeys) -> None:
-        if self._recent.get(run_id) is not None:
-            self.duplicates += 1
-            return
+    def _end(self, run_id: str, job: _Job, ms: int, code: int, written: _Written | None, event: EventKeys) -> None:
         run = self._open.pop(run_id, None)
-        state = TERMINAL[kind]
-        job.counts[_COUNT_SLOT[state]] += 1
-        if state != "completed":
-            job.failure(ms, kind, run_id, _message(event))
-        started = run is not None and run.start_ms is not None
-        if started:
-            job.durations.add((ms - run.start_ms) / 1000)
-        job.rows, job.bytes = _add_written(job.rows, job.bytes,
-                                           _merge(run.written if run else None, written))
-        self._timeline.add(ms, _STATE_SLOT[state])
-        self._recent.add(run_id, _Finished(job, ms, started))
+        job.counts[code] += 1
+        if code:  # not COMPLETE
+            job.failure(ms, _ENDS[code], run_id, _message(event))
+        started = False
+        if run is not None:
+            if run.start_ms is not None:
+                started = True
+                job.durations.add((ms - run.start_ms) / 1000)
+            if run.written:
+                written = _merge(run.written, written)
+        if written:
+            job.rows, job.bytes = _add_written(job.rows, job.bytes, written)
+        self._timeline.add(ms, code)
+        recent = self._recent
+        recent[run_id] = _Finished(job, ms, started)
+        if len(recent) >= self._recent_half:
+            self._recent_old, self._recent = recent, {}
 
     def report(self, *, sources: Sequence[str] = (), max_failure_rate: float | None = None) -> JobsReport:
         """The statistics so far; open runs count as ``open`` (at their first event on the timeline)."""
@@ -343,7 +372,7 @@ class JobsAggregator:
         timeline = self._timeline.copy()
         for run in self._open.values():
             open_runs.setdefault(run.job, []).append(run)
-            timeline.add(run.first_ms, STATES.index("open"))
+            timeline.add(run.first_ms, _OPEN_SLOT)
         seen = (job for job in self._jobs.values() if job is not None and job.first_ms is not None)
         jobs = sorted(seen, key=lambda j: (j.namespace, j.name))
         return JobsReport(

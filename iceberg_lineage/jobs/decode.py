@@ -80,14 +80,31 @@ _DECODER = msgspec.json.Decoder(EventKeys)
 _EMPTY: Mapping[str, Any] = {}
 
 
+def is_utf8(data: bytes) -> bool:
+    """Whether bytes are UTF-8: the standard library refuses invalid UTF-8 anywhere in a line, msgspec only in the
+    strings it keeps. Checked once for a block of lines."""
+    if data.isascii():
+        return True
+    try:
+        data.decode()
+    except UnicodeError:
+        return False
+    return True
+
+
+#: The keys of UTF-8 text (:func:`is_utf8`); raises ``msgspec.DecodeError`` or ``RecursionError`` where
+#: :func:`decode_keys` answers ``None``.
+decode_utf8 = _DECODER.decode
+
+
 def decode_keys(line: str | bytes) -> EventKeys | None:
     """The keys of a JSON line, or ``None`` when the line is not in the shape this reads (the caller then reads it
     with the standard library)."""
+    if isinstance(line, bytes) and not is_utf8(line):
+        return None
     try:
-        if isinstance(line, bytes) and not line.isascii():
-            line.decode()  # the standard library refuses invalid UTF-8 anywhere, msgspec only in what it keeps
         return _DECODER.decode(line)
-    except (msgspec.DecodeError, UnicodeError, RecursionError):
+    except (msgspec.DecodeError, RecursionError):
         return None
 
 
@@ -143,4 +160,4 @@ def keys_of_dict(event: Mapping[str, Any]) -> EventKeys:
     )
 
 
-__all__ = ["EventKeys", "decode_keys", "keys_of_dict"]
+__all__ = ["EventKeys", "decode_keys", "decode_utf8", "is_utf8", "keys_of_dict"]

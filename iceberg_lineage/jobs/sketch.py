@@ -26,14 +26,6 @@ _LOG_GAMMA = math.log(GAMMA)
 _SLOTS = math.ceil(math.log(MAX_S / MIN_S) / _LOG_GAMMA) + 2
 
 
-def _slot(seconds: float) -> int:
-    if seconds < MIN_S:
-        return 0
-    if seconds >= MAX_S:
-        return _SLOTS - 1
-    return math.ceil(math.log(seconds / MIN_S) / _LOG_GAMMA) + 1
-
-
 def _value(slot: int) -> float:
     if slot == 0:
         return 0.0
@@ -50,10 +42,17 @@ class DurationSketch:
         self._counts: dict[int, int] | None = None
 
     def add(self, seconds: float) -> None:
-        if self._counts is None:
-            self._counts = {}
-        slot = _slot(max(seconds, 0.0))
-        self._counts[slot] = self._counts.get(slot, 0) + 1
+        """One duration; a negative one (a clock going back) counts as 0. Called once a timed run: no helper call."""
+        counts = self._counts
+        if counts is None:
+            counts = self._counts = {}
+        if seconds < MIN_S:
+            slot = 0
+        elif seconds >= MAX_S:
+            slot = _SLOTS - 1
+        else:
+            slot = math.ceil(math.log(seconds / MIN_S) / _LOG_GAMMA) + 1
+        counts[slot] = counts.get(slot, 0) + 1
         self.count += 1
 
     def percentile(self, p: int) -> float | None:

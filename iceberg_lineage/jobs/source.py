@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
+import io
 import os
 import stat
 import sys
@@ -22,6 +23,7 @@ from typing import IO, Iterator, Sequence
 from iceberg_lineage.config import load_settings
 from iceberg_lineage.errors import ConfigError
 from iceberg_lineage.jobs.aggregate import JobsAggregator
+from iceberg_lineage.jobs.decode import is_utf8
 from iceberg_lineage.jobs.model import JobsReport
 from iceberg_lineage.jobs.options import parse_rate
 from iceberg_lineage.times import parse_since
@@ -31,6 +33,8 @@ _GZIP_MAGIC = b"\x1f\x8b"
 STDIN = "-"
 #: Bytes read at a time while skipping the rest of a line over the cap.
 _SKIP_CHUNK = 1 << 20
+#: Bytes read at a time from a plain file: a block of lines split, and checked for UTF-8, in one call each.
+_BLOCK = 1 << 18
 
 
 @contextmanager
@@ -61,33 +65,74 @@ def open_events(path: str | Path) -> Iterator[IO[bytes]]:
             raw.close()
 
 
-def capped_lines(stream: IO[bytes], max_bytes: int) -> Iterator[bytes | None]:
-    """The lines of ``stream``, each at most ``max_bytes`` long (its newline aside); ``None`` for a longer one, whose
-    rest is read and dropped a chunk at a time."""
-    while True:
-        line = stream.readline(max_bytes + 1)
-        if not line:
-            return
-        if len(line) <= max_bytes or line.endswith(b"\n") and len(line) == max_bytes + 1:
-            yield line
-            continue
-        while line and not line.endswith(b"\n"):
-            line = stream.readline(_SKIP_CHUNK)
-        yield None
+def capped_blocks(stream: IO[bytes], max_bytes: int) -> Iterator[bytes | None]:
+    """The lines of ``stream`` in blocks of whole lines (the last line of the stream may lack its newline); ``None``
+    in their place for a line longer than ``max_bytes`` (its newline aside), whose rest is read and dropped a chunk
+    at a time. A block may hold a line over the cap when the cap is under a chunk: :func:`fold_file` checks those.
+
+    A gzip stream is read 8 KiB at a time, the size ``readline`` decompresses at a time: a corrupt stream loses only
+    what a line-by-line reading lost before its error, so the lines counted before "unreadable" are the same."""
+    size = io.DEFAULT_BUFFER_SIZE if isinstance(stream, gzip.GzipFile) else _BLOCK
+    read = stream.read1
+    parts: list[bytes] = []  # the start of a line whose newline is not read yet
+    pending = 0
+    chunk = read(size)
+    while chunk:
+        end = chunk.rfind(b"\n") + 1
+        if end:
+            if parts:
+                parts.append(chunk[:end])
+                yield b"".join(parts)
+            else:
+                yield chunk if end == len(chunk) else chunk[:end]
+            chunk = chunk[end:]
+            parts, pending = [], 0
+        if chunk:
+            parts.append(chunk)
+            pending += len(chunk)
+        if pending > max_bytes:
+            yield None
+            parts, pending = [], 0
+            chunk = read(_SKIP_CHUNK)
+            while chunk and b"\n" not in chunk:
+                chunk = read(_SKIP_CHUNK)
+            chunk = chunk[chunk.find(b"\n") + 1:]
+            if chunk:
+                continue
+        chunk = read(size)
+    if parts:
+        yield b"".join(parts)
+
+
+def _lines(block: bytes) -> list[bytes]:
+    """The lines of a block, each with its newline (the last one may have none)."""
+    pieces = block.split(b"\n")
+    lines = [piece + b"\n" for piece in pieces[:-1]]
+    return lines + [pieces[-1]] if pieces[-1] else lines
 
 
 def fold_file(aggregator: JobsAggregator, path: str | Path, max_line_bytes: int) -> None:
-    """Every line of one file into ``aggregator``; a line over ``max_line_bytes`` is a bad line, and a broken gzip
-    stream ends that file as one bad line."""
+    """Every line of one file into ``aggregator``, a block of lines at a time where it can; a line over
+    ``max_line_bytes`` is a bad line, and a broken gzip stream ends that file as one bad line."""
     source = str(path)
+    over = f"longer than jobs.max_line_bytes ({max_line_bytes:,} bytes)"
     with open_events(path) as stream:
         n = 0
         try:
-            for n, line in enumerate(capped_lines(stream, max_line_bytes), 1):
-                if line is None:
-                    aggregator.bad(source, n, f"longer than jobs.max_line_bytes ({max_line_bytes:,} bytes)")
-                else:
-                    aggregator.add_line(source, n, line)
+            for block in capped_blocks(stream, max_line_bytes):
+                if block is None:
+                    n += 1
+                    aggregator.bad(source, n, over)
+                    continue
+                if len(block) <= max_line_bytes and is_utf8(block):  # no line in it is over the cap
+                    n += aggregator.add_lines(source, n + 1, block)
+                    continue
+                for line in _lines(block):
+                    n += 1
+                    if len(line) - line.endswith(b"\n") > max_line_bytes:
+                        aggregator.bad(source, n, over)
+                    else:
+                        aggregator.add_line(source, n, line)
         except (OSError, EOFError, zlib.error) as exc:
             aggregator.bad(source, n + 1, f"unreadable from here on ({type(exc).__name__}: {exc})")
 
@@ -109,4 +154,4 @@ def read_jobs(events: str | Path | Sequence[str | Path] | None = None, *, since:
     return aggregator.report(sources=[str(p) for p in paths], max_failure_rate=rate)
 
 
-__all__ = ["STDIN", "capped_lines", "fold_file", "open_events", "read_jobs"]
+__all__ = ["STDIN", "capped_blocks", "fold_file", "open_events", "read_jobs"]

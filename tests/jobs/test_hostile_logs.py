@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tracemalloc
+import zlib
 
 import pytest
 from click.testing import CliRunner
@@ -132,3 +133,37 @@ def test_the_json_written_a_job_at_a_time_is_the_report():
     assert "".join(report.json_chunks()) == json.dumps(report.to_json())
     empty = jobs_of_events([])
     assert json.loads("".join(empty.json_chunks())) == empty.to_json()
+
+
+def _line_by_line(path) -> tuple[int, int, list[tuple[int, str]]]:
+    """Events and bad lines of a gzip log read with ``readline``, the way ``jobs`` read before it read blocks."""
+    aggregator = JobsAggregator()
+    n = 0
+    with gzip.open(path, "rb") as stream:
+        try:
+            for n, line in enumerate(iter(stream.readline, b""), 1):
+                aggregator.add_line(str(path), n, line)
+        except (OSError, EOFError, zlib.error) as exc:
+            aggregator.bad(str(path), n + 1, f"unreadable from here on ({type(exc).__name__}: {exc})")
+    report = aggregator.report()
+    return report.events, report.bad_lines, [(b.line, b.reason) for b in report.bad_line_samples]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "corrupt"])
+def test_a_broken_gzip_counts_the_lines_a_line_by_line_reading_counted(tmp_path, damage):
+    """Blocks of a gzip stream are read at ``readline``'s granularity: what the error loses is what it lost."""
+    lines, _ = generated_log()
+    data = gzip.compress(("\n".join(lines * 40) + "\n").encode(), compresslevel=1)
+    middle = len(data) // 2
+    if damage == "truncated":
+        data = data[:middle]
+    else:
+        data = data[:middle] + b"\xff" * 4096 + data[middle + 4096:]  # zlib fails mid-stream: an invalid block type
+    path = tmp_path / "events.jsonl.gz"
+    path.write_bytes(data)
+    report = read_jobs(path)
+    expected = _line_by_line(path)
+    assert (report.events, report.bad_lines, [(b.line, b.reason) for b in report.bad_line_samples]) == expected
+    assert 0 < report.events < len(lines) * 40 and report.bad_lines >= 1
+    unreadable = [b.reason for b in report.bad_line_samples if b.reason.startswith("unreadable from here on")]
+    assert unreadable and ("EOFError" if damage == "truncated" else "error: Error -3") in unreadable[0]

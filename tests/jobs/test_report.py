@@ -115,7 +115,7 @@ def test_memory_holds_open_runs_and_a_window_of_finished_ones():
         if n % 10:
             aggregator.add(run_event("COMPLETE", f"r{n}", f"job{n % 3}", n + 1))
     assert len(aggregator._open) == 100
-    assert len(aggregator._recent._new) + len(aggregator._recent._old) <= 100
+    assert len(aggregator._recent) + len(aggregator._recent_old) <= 100
     report = aggregator.report()
     assert sum(j.open for j in report.jobs) == 100 and sum(j.completed for j in report.jobs) == 900
     assert [j.duration_p95_s for j in report.jobs] == [pytest.approx(1.0, rel=RELATIVE_ERROR)] * 3

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from iceberg_lineage.jobs import jobs_of_events, read_jobs
+from iceberg_lineage.jobs import JobsAggregator, jobs_of_events, read_jobs
 from iceberg_lineage.jobs.decode import decode_keys
 from tests.jobs.eventlog import generated_log, output, run_event
 
@@ -128,3 +128,39 @@ def test_odd_output_keys_count_as_they_always_did(key, value, rows):
     report = jobs_of_events([json.dumps(event).encode()])
     assert (report.jobs[0].completed, report.jobs[0].rows_written) == (1, rows)
     assert jobs_of_events([event]).jobs == report.jobs
+
+
+def _utf8_odd_log() -> list[bytes]:
+    """The odd log without its lines of invalid UTF-8 (those send a whole block to the line-at-a-time reading)."""
+    kept = []
+    for line in _odd_log():
+        try:
+            line.decode()
+        except UnicodeError:
+            continue
+        kept.append(line)
+    return kept
+
+
+@pytest.mark.parametrize("block", [64, 700, 1 << 18])
+@pytest.mark.parametrize("tail", [b"\n", b""])
+def test_a_file_read_a_block_at_a_time_is_read_as_lines_are(tmp_path, monkeypatch, block, tail):
+    """Blocks of lines (each line decoded straight into its keys) give the report of the same lines added one at a
+    time, with lines across block ends, odd lines, blank lines, a last line without its newline, and under a cap."""
+    lines = _utf8_odd_log() + [b"", b"  ", b"[1, 2]"] + [line.encode() for line in generated_log()[0]]
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"\n".join(lines) + tail)
+    monkeypatch.setattr("iceberg_lineage.jobs.source._BLOCK", block)
+    blocks = []
+    add_lines = JobsAggregator.add_lines
+    monkeypatch.setattr(JobsAggregator, "add_lines", lambda self, *a: blocks.append(a[2]) or add_lines(self, *a))
+    for cap in (None, max(map(len, lines)) - 1):
+        report = read_jobs(path, max_line_bytes=cap)
+        expected = jobs_of_events([line if cap is None or len(line) <= cap else b'"over"' for line in lines])
+        assert report.jobs == expected.jobs and report.timeline == expected.timeline
+        assert (report.events, report.ignored, report.duplicates, report.bad_lines) == (
+            expected.events, expected.ignored, expected.duplicates, expected.bad_lines)
+        over = [n for n, line in enumerate(lines, 1) if cap is not None and len(line) > cap]
+        assert [(b.line, b.reason) for b in report.bad_line_samples if b.line not in over] == [
+            (b.line, b.reason) for b in expected.bad_line_samples if b.line not in over]
+    assert sum(b.count(b"\n") for b in blocks) > len(lines) // 2  # most lines were read a block at a time
