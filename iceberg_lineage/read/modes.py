@@ -252,4 +252,5 @@ class ModeHistory:
 def mode_history(table: LoadedTable) -> ModeHistory:
     """The history of a loaded table; old metadata files are read through its FileIO, relocation applied, each
     bounded as the current one is."""
-    return ModeHistory(table.metadata, lambda path: read_metadata_file(table.io, table.io.resolve(path), FACTS_ONLY))
+    io = table.io
+    return ModeHistory(table.metadata, lambda path: read_metadata_file(io, io.resolve(path), FACTS_ONLY))
