@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Callable, Hashable, Iterator, TypeVar
 
 import fastavro
-from fastavro.read import BLOCK_READERS
+from fastavro.read import BLOCK_READERS, LOGICAL_READERS
 
 from iceberg_lineage.config import load_settings
 from iceberg_lineage.errors import ManifestError, ManifestTooLargeError
@@ -78,13 +78,32 @@ def read_header(stream: IO[bytes], path: str) -> AvroHeader:
     if schema_json is None:
         raise ManifestError("not a readable Avro file (no avro.schema in the header)", file=path)
     try:
-        schema = cached(_PARSED_SCHEMAS, schema_json, lambda: fastavro.parse_schema(json.loads(schema_json)))
+        schema = cached(_PARSED_SCHEMAS, schema_json, lambda: _parse_writer_schema(schema_json))
         codec = meta.get("avro.codec", b"null").decode() or "null"
     except Exception as exc:  # noqa: BLE001 - invalid JSON, invalid schema, undecodable codec name
         raise ManifestError(f"not a readable Avro file ({type(exc).__name__}: {exc})", file=path) from None
     if codec not in BLOCK_READERS:
         raise ManifestError(f"not a readable Avro file (unknown codec {codec!r})", file=path)
     return AvroHeader(schema_json, schema, codec, header["sync"])
+
+
+def inert_logical_types(schema: Json) -> Json:
+    """The schema without the logical types fastavro has no reader for (Iceberg's ``"logicalType": "map"`` on the
+    arrays of key/value records): they decode to the same values, but fastavro looks each one up again for every
+    value it reads (six maps per manifest entry)."""
+    if isinstance(schema, list):
+        return [inert_logical_types(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: inert_logical_types(v) if k in ("type", "fields", "items", "values") else v for k, v in schema.items()}
+    kind, logical = out.get("type"), out.get("logicalType")
+    if logical is not None and isinstance(kind, str) and f"{kind}-{logical}" not in LOGICAL_READERS:
+        del out["logicalType"]
+    return out
+
+
+def _parse_writer_schema(schema_json: bytes) -> Json:
+    return fastavro.parse_schema(inert_logical_types(json.loads(schema_json)))
 
 
 #: Manifests up to this size are read whole before decoding: a buffered file pays a method call per small read.

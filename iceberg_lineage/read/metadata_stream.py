@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 from json.decoder import WHITESPACE, scanstring
-from typing import Any, Callable
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
 from iceberg_lineage.jsontypes import JsonObject
 from iceberg_lineage.read.metadata_json import compact_log_entry, compact_snapshot
@@ -20,25 +21,29 @@ from iceberg_lineage.read.metadata_json import compact_log_entry, compact_snapsh
 _DECODER = json.JSONDecoder()
 _SCAN = _DECODER.scan_once
 _SPACE = WHITESPACE.match
+#: What an element of a streamed array becomes: ``(decoded element, strings shared by the array) -> compact form``.
+Compactor = Callable[[Any, dict], Any]
 #: The arrays decoded element by element, and what each element becomes.
-_STREAMED: dict[str, Callable[[Any, dict], Any]] = {"snapshots": compact_snapshot, "snapshot-log": compact_log_entry}
+STREAMED: Mapping[str, Compactor] = MappingProxyType(
+    {"snapshots": compact_snapshot, "snapshot-log": compact_log_entry}
+)
 
 
 class _Irregular(Exception):
     """The walk met what it does not handle; ``json.loads``' decoder decides."""
 
 
-def decode_metadata_text(text: str) -> JsonObject:
-    """The decoded JSON of a metadata file's text, as ``json.loads(text)`` decodes it but with its long arrays
-    compact; raises what ``json.loads`` raises."""
+def decode_metadata_text(text: str, streamed: Mapping[str, Compactor] = STREAMED) -> JsonObject:
+    """The decoded JSON of a metadata file's text, as ``json.loads(text)`` decodes it but with the arrays of
+    ``streamed`` compact; raises what ``json.loads`` raises."""
     try:
-        return _walk(text)
+        return _walk(text, streamed)
     except (_Irregular, StopIteration, ValueError, RecursionError):
         pass  # decoded again below, once the walk's frames (and what it had built) are gone with the exception
     return _DECODER.decode(text)
 
 
-def _walk(text: str) -> JsonObject:
+def _walk(text: str, streamed: Mapping[str, Compactor]) -> JsonObject:
     idx = _SPACE(text, 0).end()
     if text[idx : idx + 1] != "{":
         raise _Irregular
@@ -54,7 +59,7 @@ def _walk(text: str) -> JsonObject:
         if text[idx : idx + 1] != ":":
             raise _Irregular
         idx = _SPACE(text, idx + 1).end()
-        compact = _STREAMED.get(key)
+        compact = streamed.get(key)
         if compact is not None and text[idx : idx + 1] == "[":
             out[key], idx = _array(text, idx, compact)
         else:
@@ -68,7 +73,7 @@ def _walk(text: str) -> JsonObject:
             raise _Irregular
 
 
-def _array(text: str, idx: int, compact: Callable[[Any, dict], Any]) -> tuple[list[Any], int]:
+def _array(text: str, idx: int, compact: Compactor) -> tuple[list[Any], int]:
     """One array, each element decoded and made compact before the next is read; ``shared`` holds the strings
     elements repeat (summary keys, ``append``, ``0``), one copy each."""
     items: list[Any] = []

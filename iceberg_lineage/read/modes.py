@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
 from iceberg_lineage.errors import IcebergLineageError
@@ -107,11 +108,28 @@ def version_of(raw: Json) -> Version | None:
 
 
 def _facts(snapshot: Any) -> tuple[int, Any, Any]:
-    """Id, parent and time of a snapshot as decoded: a dict, or the :class:`Snapshot` it was parsed into while the
-    file was read (:mod:`~iceberg_lineage.read.metadata_stream`)."""
+    """Id, parent and time of a snapshot as decoded: a dict, the :class:`Snapshot` it was parsed into while the
+    file was read (:mod:`~iceberg_lineage.read.metadata_stream`), or the facts :data:`FACTS_ONLY` kept of it (JSON
+    decodes to no tuple). The facts of a dict are the same as of the Snapshot it parses into, if it does."""
     if isinstance(snapshot, Snapshot):
         return snapshot.snapshot_id, snapshot.parent_id, snapshot.timestamp_ms
+    if type(snapshot) is tuple:
+        return snapshot
     return int(snapshot["snapshot-id"]), snapshot.get("parent-snapshot-id"), snapshot.get("timestamp-ms")
+
+
+def _compact_facts(raw: Json, shared: dict) -> tuple[int, Any, Any] | Json:
+    try:
+        return _facts(raw)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return raw  # :func:`version_of` fails on it again, as it would have on the element itself
+
+
+#: How an old metadata file is read for its modes: each snapshot kept as its facts only, the snapshot log not at
+#: all; parsing whole snapshots (summaries) was most of the read.
+FACTS_ONLY: Mapping[str, Callable[[Any, dict], Any]] = MappingProxyType(
+    {"snapshots": _compact_facts, "snapshot-log": lambda raw, shared: None}
+)
 
 
 def _file_name(path: str) -> str:
@@ -234,4 +252,5 @@ class ModeHistory:
 def mode_history(table: LoadedTable) -> ModeHistory:
     """The history of a loaded table; old metadata files are read through its FileIO, relocation applied, each
     bounded as the current one is."""
-    return ModeHistory(table.metadata, lambda path: read_metadata_file(table.io, table.io.resolve(path)))
+    io = table.io
+    return ModeHistory(table.metadata, lambda path: read_metadata_file(io, io.resolve(path), FACTS_ONLY))

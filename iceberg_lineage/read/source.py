@@ -18,7 +18,7 @@ from iceberg_lineage.read.catalogs import AwsAccount, catalog_account, catalog_c
 from iceberg_lineage.read.files import check_scheme, local_path, open_regular, path_key, read_bounded
 from iceberg_lineage.read.metadata import MetadataFile
 from iceberg_lineage.read.metadata_json import parse_metadata
-from iceberg_lineage.read.metadata_stream import decode_metadata_text
+from iceberg_lineage.read.metadata_stream import STREAMED, Compactor, decode_metadata_text
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -139,7 +139,7 @@ def _file_io(location: str, properties: Mapping[str, str] | None = None) -> _Laz
     return _LazyFileIO(location, properties)
 
 
-def _decode_metadata(data: bytes, path: str) -> JsonObject:
+def _decode_metadata(data: bytes, path: str, streamed: Mapping[str, Compactor] = STREAMED) -> JsonObject:
     if path.endswith(".gz") or path.endswith(".gz.metadata.json") or data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
@@ -148,16 +148,18 @@ def _decode_metadata(data: bytes, path: str) -> JsonObject:
     try:
         text = data.decode(json.detect_encoding(data), "surrogatepass")  # as json.loads decodes bytes
         del data  # the caller passed its only copy: 200 MB at 400,000 snapshots, not kept beside the text
-        return decode_metadata_text(text)
+        return decode_metadata_text(text, streamed)
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, and an integer of more than 4,300 digits
         raise MetadataError(f"not valid JSON ({str(exc)[:200]})", file=path) from None
     except RecursionError:
         raise MetadataError("not valid JSON (nested too deeply)", file=path) from None
 
 
-def read_metadata_file(io: FileIO | RelocatingIO | _LazyFileIO, path: str) -> JsonObject:
-    """Read and JSON-decode one metadata file through a FileIO; errors name the file."""
-    return _decode_metadata(_metadata_bytes(io, path), path)
+def read_metadata_file(io: FileIO | RelocatingIO | _LazyFileIO, path: str,
+                       streamed: Mapping[str, Compactor] = STREAMED) -> JsonObject:
+    """Read and JSON-decode one metadata file through a FileIO; errors name the file. ``streamed`` says what the
+    elements of the long arrays become (by default :class:`Snapshot` models and log pairs)."""
+    return _decode_metadata(_metadata_bytes(io, path), path, streamed)
 
 
 def _metadata_bytes(io: FileIO | RelocatingIO | _LazyFileIO, path: str) -> bytes:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from iceberg_lineage.read.bounds import TRUNCATABLE, BoundDecodeError, Decoder, decoder_for, sort_key, valid_lengths
 from iceberg_lineage.errors import ManifestError
@@ -40,9 +40,10 @@ class PartialContext:
         """Tracked field ids and their bound decoders (``None``: counts only, or a type without bounds)."""
         return _decoders(self.bound_types)
 
-    def truncatable(self) -> frozenset[int]:
-        """Field ids with bounds Iceberg may truncate (string, binary, fixed)."""
-        return _truncatable(self.bound_types)
+    def bound_plan(self) -> tuple[BoundPlan, ...]:
+        """How each bounded column's raw bounds are reduced: worked out once per context, not per manifest (a
+        table of one-entry manifests pays this per entry)."""
+        return _bound_plan(self.bound_types)
 
 
 @functools.lru_cache(maxsize=64)
@@ -50,9 +51,20 @@ def _decoders(bound_types: tuple[tuple[int, str | None], ...]) -> dict[int, Deco
     return {fid: decoder_for(t) if t else None for fid, t in bound_types}
 
 
+#: A bounded column: its field id, decoder, sort key, valid byte lengths (``None``: any) and whether Iceberg may
+#: truncate its bounds (string, binary, fixed: their greatest lower bound is kept too).
+BoundPlan = tuple[int, Decoder, Callable[[bytes], Any], "set[int] | None", bool]
+
+
+def _may_truncate(type_name: str) -> bool:
+    return type_name in TRUNCATABLE or type_name.startswith("fixed")
+
+
 @functools.lru_cache(maxsize=64)
-def _truncatable(bound_types: tuple[tuple[int, str | None], ...]) -> frozenset[int]:
-    return frozenset(fid for fid, t in bound_types if t and (t in TRUNCATABLE or t.startswith("fixed")))
+def _bound_plan(bound_types: tuple[tuple[int, str | None], ...]) -> tuple[BoundPlan, ...]:
+    types = dict(bound_types)  # a column with a decoder has a type
+    return tuple((fid, decoder, sort_key(decoder), valid_lengths(decoder), _may_truncate(types[fid]))
+                 for fid, decoder in _decoders(bound_types).items() if decoder is not None)
 
 
 @dataclass
@@ -236,12 +248,12 @@ class _LiveDataFiles:
         self.threshold = ctx.small_file_threshold
         decoders = ctx.decoders()
         self.counted = {fid: p.columns.setdefault(fid, ColumnTally()) for fid in decoders}
-        self.bounded = {fid: decoder for fid, decoder in decoders.items() if decoder is not None}
+        self.plan = ctx.bound_plan()
+        self.bounded = {fid: decoder for fid, decoder, *_ in self.plan}
         self.lows: dict[int, list] = {fid: [] for fid in self.bounded}
         self.highs: dict[int, list] = {fid: [] for fid in self.bounded}
         # the raw winning lower bound, upper bound and greatest lower bound of each bounded column
         self.best: dict[int, list] = {fid: [None, None, None] for fid in self.bounded}
-        self.truncatable = ctx.truncatable()
         self.parts: set = p.partitions.setdefault(spec_id, set())
         p.partition_rows = {} if ctx.partition_records else None
         p.live_path_hashes = set() if ctx.collect_paths else None
@@ -280,13 +292,13 @@ class _LiveDataFiles:
             p.file_snapshots.add(entry.get("snapshot_id"))
             self.pending += 1
             if self.pending == BOUND_BATCH:
-                _flush_bounds(self.lows, self.highs, self.best, self.counted, self.bounded, self.truncatable, self.path)
+                _flush_bounds(self.lows, self.highs, self.best, self.counted, self.plan, self.path)
                 self.pending = 0
 
     def finish(self) -> None:
         """Reduce the last buffered bounds, decode the winners, and count the partitions seen."""
         if self.pending:
-            _flush_bounds(self.lows, self.highs, self.best, self.counted, self.bounded, self.truncatable, self.path)
+            _flush_bounds(self.lows, self.highs, self.best, self.counted, self.plan, self.path)
         for fid, (lo_raw, hi_raw, max_lo_raw) in self.best.items():
             col, decoder = self.counted[fid], self.bounded[fid]
             col.lower = _decode(decoder, lo_raw, fid, self.path)
@@ -336,38 +348,37 @@ def _count_all_null(df: dict, value_counts, counted: dict[int, ColumnTally]) -> 
             col.all_null_files += 1
 
 
-def _flush_bounds(
-    lows: dict, highs: dict, best: dict, counted: dict, bounded: dict, truncatable: frozenset[int], path: str
-) -> None:
+def _flush_bounds(lows: dict, highs: dict, best: dict, counted: dict, plan: tuple[BoundPlan, ...], path: str) -> None:
     """Reduce buffered raw bounds to the running winners with C-level min/max over order-preserving keys (and the
     greatest lower bound of truncatable types: their raw bytes sort like their values, no key needed)."""
-    for fid, decoder in bounded.items():
-        key = sort_key(decoder)
-        lengths = valid_lengths(decoder)
+    for fid, _, key, lengths, truncatable in plan:
         winners = best[fid]
-        for i, (buffers, pick) in enumerate(((lows, min), (highs, max))):
-            buf = buffers[fid]
-            if not buf:
-                continue
-            if lengths is not None and not set(map(len, buf)) <= lengths:
-                bad = next(len(b) for b in buf if len(b) not in lengths)
-                raise ManifestError(f"bound of field id {fid} has a wrong length ({bad} bytes)", file=path)
-            try:
-                candidate = pick(buf, key=key) if key is not None else pick(buf)
-                current = winners[i]
-                if current is not None:
-                    candidate = pick((current, candidate), key=key) if key is not None else pick(current, candidate)
-            except (BoundDecodeError, ValueError, OverflowError, TypeError) as exc:
-                raise ManifestError(f"bad bound for field id {fid}: {exc}", file=path) from None
-            winners[i] = candidate
-            if i == 0 and fid in truncatable:
+        buf = lows[fid]
+        if buf:
+            winners[0] = _winner(buf, min, winners[0], key, lengths, fid, path)
+            if truncatable:
                 top = max(buf)
                 winners[2] = top if winners[2] is None else max(winners[2], top)
-            if i == 0:
-                counted[fid].lower_files += len(buf)
-            else:
-                counted[fid].upper_files += len(buf)
+            counted[fid].lower_files += len(buf)
             buf.clear()
+        buf = highs[fid]
+        if buf:
+            winners[1] = _winner(buf, max, winners[1], key, lengths, fid, path)
+            counted[fid].upper_files += len(buf)
+            buf.clear()
+
+
+def _winner(buf: list, pick: Callable, current: bytes | None, key: Callable[[bytes], Any], lengths: set[int] | None,
+            fid: int, path: str) -> bytes:
+    """The least (``min``) or greatest (``max``) of the buffered raw bounds and the current winner."""
+    if lengths is not None and not set(map(len, buf)) <= lengths:
+        bad = next(len(b) for b in buf if len(b) not in lengths)
+        raise ManifestError(f"bound of field id {fid} has a wrong length ({bad} bytes)", file=path)
+    try:
+        candidate = pick(buf, key=key)
+        return candidate if current is None else pick((current, candidate), key=key)
+    except (BoundDecodeError, ValueError, OverflowError, TypeError) as exc:
+        raise ManifestError(f"bad bound for field id {fid}: {exc}", file=path) from None
 
 
 def _decode(decoder: Decoder, raw: bytes | None, fid: int, path: str):
