@@ -3,15 +3,22 @@ and the REST bridge read them).
 
 A tag marks ownership, not delivery: it names the run that reports the snapshot, so that anyone can rebuild that
 run's events exactly. Whether those events got out is known only from the delivery ledger (the state store).
+
+The hook writes two keys, the run id and the rest of the ownership as one JSON value: PyIceberg deep-copies the
+whole table metadata about 19 times per commit, key by key, so every summary key of every snapshot in the table's
+history costs time on every later commit. Tags written by earlier versions as four keys are still read.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Literal, Mapping
 
 #: Snapshot summary property naming the run that committed the snapshot.
 RUN_ID_PROPERTY = "iceberg-lineage.run-id"
-#: The job of that run (name and namespace).
+#: The rest of the ownership, one JSON object: ``owner``, ``job-namespace`` and ``job`` (as the legacy keys below).
+OWNERSHIP_PROPERTY = "iceberg-lineage.ownership"
+#: Legacy tag (four keys, read only): the job of that run (name and namespace).
 JOB_PROPERTY = "iceberg-lineage.job"
 JOB_NAMESPACE_PROPERTY = "iceberg-lineage.job-namespace"
 #: Who owns the snapshot's event: ``snapshot`` (its own START/COMPLETE run) or ``context`` (a RUNNING event of a
@@ -32,15 +39,31 @@ class Ownership:
     owner: Owner
 
     def properties(self) -> dict[str, str]:
-        return {RUN_ID_PROPERTY: self.run_id, JOB_NAMESPACE_PROPERTY: self.job_namespace,
-                JOB_PROPERTY: self.job_name, OWNER_PROPERTY: self.owner}
+        rest = {"owner": self.owner, "job-namespace": self.job_namespace, "job": self.job_name}
+        return {RUN_ID_PROPERTY: self.run_id, OWNERSHIP_PROPERTY: json.dumps(rest, separators=(",", ":"))}
+
+
+def _declared(summary: Mapping[str, str]) -> Mapping[str, object]:
+    """owner, job-namespace and job as the tag declares them: the JSON value, else the legacy keys."""
+    text = summary.get(OWNERSHIP_PROPERTY)
+    if text is None:
+        return {"owner": summary.get(OWNER_PROPERTY), "job-namespace": summary.get(JOB_NAMESPACE_PROPERTY),
+                "job": summary.get(JOB_PROPERTY)}
+    try:
+        declared = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return declared if isinstance(declared, dict) else {}
 
 
 def ownership(summary: Mapping[str, str]) -> Ownership | None:
     """The ownership a summary declares; None for an untagged snapshot and for a tag written before the ledger
     existed (``run-id`` alone, or an incomplete tag), which counts as delivered."""
-    run_id, owner = summary.get(RUN_ID_PROPERTY), summary.get(OWNER_PROPERTY)
-    job, namespace = summary.get(JOB_PROPERTY), summary.get(JOB_NAMESPACE_PROPERTY)
+    declared = _declared(summary)
+    run_id, owner = summary.get(RUN_ID_PROPERTY), declared.get("owner")
+    job, namespace = declared.get("job"), declared.get("job-namespace")
+    if not (isinstance(run_id, str) and isinstance(job, str) and isinstance(namespace, str)):
+        return None
     if not (run_id and job and namespace) or owner not in OWNERS:
         return None
     return Ownership(run_id, namespace, job, owner)  # type: ignore[arg-type]

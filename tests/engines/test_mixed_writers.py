@@ -24,6 +24,7 @@ from tests.support.scan import run_scan, snapshot_ids
 from iceberg_lineage.delivery.emitter import EMITTERS
 from iceberg_lineage.hook import observe
 from iceberg_lineage.lineage.events import snapshot_run_id
+from iceberg_lineage.lineage.tags import ownership
 from iceberg_lineage.scan.discovery import TableFilter
 from tests.support.userstate import USER_STATE
 
@@ -97,7 +98,8 @@ def test_spark_and_hooked_pyiceberg_on_one_table(spark, tmp_path, monkeypatch, f
     ids = [s["snapshot_id"] for s in live.snapshots]
     summaries = [s["summary"] for s in live.snapshots]
     assert [s.get("engine-name") for s in summaries] == ["spark", None, "spark", "spark", None]
-    assert [s.get("iceberg-lineage.owner") for s in summaries] == [None, "snapshot", None, None, "snapshot"]
+    owners = [ownership(s) for s in summaries]
+    assert [o and o.owner for o in owners] == [None, "snapshot", None, None, "snapshot"]
     table = spark.pyiceberg_catalog().load_table(TABLE)
     uuid = str(table.metadata.table_uuid)
     run_id = {s.snapshot_id: str(snapshot_run_id(uuid, s.snapshot_id, s.timestamp_ms))

@@ -20,6 +20,7 @@ from iceberg_lineage.delivery.delivery import Delivery
 from iceberg_lineage.delivery.emitter import EMITTERS
 from iceberg_lineage.hook import reporter as hook
 from iceberg_lineage.lineage.events import snapshot_run_id
+from iceberg_lineage.lineage.tags import OWNERSHIP_PROPERTY, RUN_ID_PROPERTY, Ownership, ownership
 from iceberg_lineage.scan.driver import ScanOptions, scan
 from iceberg_lineage.scan.sinks import delivery_sink
 from iceberg_lineage.state.store import StateStore
@@ -61,11 +62,11 @@ def test_tags_carry_ownership_and_the_ledger_confirms_delivery(sql_catalog, coll
     collector.events()
     own, in_run = [s.snapshot_id for s in table.metadata.snapshots]
     own_run = str(snapshot_run_id(str(table.metadata.table_uuid), own, table.metadata.snapshots[0].timestamp_ms))
-    assert summaries(table) == {
-        own: {"iceberg-lineage.run-id": own_run, "iceberg-lineage.job": "db.t.pyiceberg",
-              "iceberg-lineage.job-namespace": "iceberg-lineage", "iceberg-lineage.owner": "snapshot"},
-        in_run: {"iceberg-lineage.run-id": opened.run_id, "iceberg-lineage.job": "nightly",
-                 "iceberg-lineage.job-namespace": "iceberg-lineage", "iceberg-lineage.owner": "context"},
+    assert summaries(table) == {  # two keys: PyIceberg deep-copies every key of every snapshot ~19 times a commit
+        own: {"iceberg-lineage.run-id": own_run, "iceberg-lineage.ownership":
+              '{"owner":"snapshot","job-namespace":"iceberg-lineage","job":"db.t.pyiceberg"}'},
+        in_run: {"iceberg-lineage.run-id": opened.run_id, "iceberg-lineage.ownership":
+                 '{"owner":"context","job-namespace":"iceberg-lineage","job":"nightly"}'},
     }
     with StateStore(tmp_path / SHARED_STATE) as state:
         assert state.hook_delivered(str(table.metadata.table_uuid)) == {own, in_run}
@@ -104,6 +105,40 @@ def test_without_a_shared_ledger_the_scan_resends_the_owners_events(sql_catalog,
     assert version(outputs(other)[0]) == in_run
     again, scanned = run_scan(sql_catalog, tmp_path / "state.db")
     assert scanned.events == [] and again.snapshots_resent == 0
+
+
+
+LEGACY_TAG = {"iceberg-lineage.job": "nightly", "iceberg-lineage.job-namespace": "iceberg-lineage",
+              "iceberg-lineage.owner": "context"}
+
+
+def test_the_scanner_reads_the_legacy_four_key_tag_as_the_new_one(sql_catalog, tmp_path):
+    """Tables tagged by earlier versions (four keys) keep their owners: the scan re-sends the same events for a
+    legacy tag and for the two-key tag of the same ownership, and reads neither as a pre-ledger tag."""
+    run_id = "0190f3a2-0000-7000-8000-000000000001"
+    owner = Ownership(run_id, "iceberg-lineage", "nightly", "context")
+    legacy = sql_catalog.create_table("db.legacy", SCHEMA)
+    legacy.append(rows(1), snapshot_properties={RUN_ID_PROPERTY: run_id, **LEGACY_TAG})
+    current = sql_catalog.create_table("db.current", SCHEMA)
+    current.append(rows(1), snapshot_properties=owner.properties())
+    assert [ownership(t.current_snapshot().summary) for t in (legacy, current)] == [owner, owner]
+
+    summary, scanned = run_scan(sql_catalog, tmp_path / "state.db")
+    assert (summary.snapshots_emitted, summary.snapshots_by_hooks, summary.snapshots_resent) == (0, 0, 2)
+    assert sorted((e["eventType"], e["run"]["runId"], e["job"]["name"], e["outputs"][0]["name"].rsplit("/")[-1])
+                  for e in scanned.parsed) == [("OTHER", run_id, "nightly", "current"),
+                                                ("OTHER", run_id, "nightly", "legacy")]
+
+
+def test_a_damaged_tag_counts_as_written_before_the_ledger():
+    """A tag whose ownership is not a JSON object of strings is read like an incomplete legacy tag: no owner."""
+    for text in ("", "not json", "[1, 2]", '{"owner": "snapshot", "job": 3, "job-namespace": "n"}',
+                 '{"owner": "nobody", "job": "j", "job-namespace": "n"}', '{"owner": "snapshot", "job": "j"}'):
+        assert ownership({RUN_ID_PROPERTY: "r", OWNERSHIP_PROPERTY: text}) is None, text
+    assert ownership({RUN_ID_PROPERTY: "r"}) is None
+    assert ownership({OWNERSHIP_PROPERTY: '{"owner":"snapshot","job-namespace":"n","job":"j"}'}) is None
+    assert ownership({RUN_ID_PROPERTY: "r", OWNERSHIP_PROPERTY: '{"owner":"snapshot","job-namespace":"n",'
+                      '"job":"j"}'}) == Ownership("r", "n", "j", "snapshot")
 
 
 WRITER = """
