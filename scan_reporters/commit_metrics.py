@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from pyiceberg.table.snapshots import Snapshot
 
 
-def _parse_long(value: Any) -> int | None:
+def parse_long(value: Any) -> int | None:
+    """A summary value as Iceberg parses it (``Long.parseLong``); None if it is not one."""
     try:
         return int(str(value))
     except (TypeError, ValueError):
@@ -30,7 +31,7 @@ def commit_metrics_from_summary(
     values: dict[str, int | None] = {"total-duration": duration_ns, "attempts": attempts}
     for spec in COMMIT_METRICS:
         if spec.kind != TIMER and spec.summary_key is not None and spec.summary_key in summary:
-            values[spec.name] = _parse_long(summary[spec.summary_key])
+            values[spec.name] = parse_long(summary[spec.summary_key])
     return CommitMetricsResult.from_values(values)
 
 

@@ -49,8 +49,10 @@ def commit_report_facet(
     """The commit report rebuilt from the snapshot summary, as Iceberg's ``CommitMetricsResult.from`` does (with
     scan_reporters' one map of metric names to summary keys); absent keys are left out, and duration and attempts
     appear only when the commit was measured."""
+    from scan_reporters.commit_metrics import parse_long  # first use only: see _commit_fields
+
     metrics = {name: n for key, name in _commit_fields() if key in summary
-               and (n := _parse_long(summary[key])) is not None}
+               and (n := parse_long(summary[key])) is not None}
     metadata = {k: summary[k] for k in ENVIRONMENT_KEYS if k in summary}
     return IcebergCommitReportOutputDatasetFacet(
         snapshotId=snapshot_id,
@@ -73,14 +75,6 @@ def _commit_fields() -> tuple[tuple[str, str], ...]:
 
     return tuple((spec.summary_key, java_name(spec.name)) for spec in COMMIT_METRICS
                  if spec.kind != TIMER and spec.summary_key is not None and java_name(spec.name) in _COMMIT_METRICS)
-
-
-def _parse_long(value: object) -> int | None:
-    """A summary value as Iceberg parses it (``Long.parseLong``, as scan_reporters does); None if it is not one."""
-    try:
-        return int(str(value))
-    except (TypeError, ValueError):
-        return None
 
 
 def input_statistics_facet(
