@@ -84,6 +84,15 @@ $(KAFKA_STAMP): tests/peers/poms/kafka.xml
 	$(call provisioned,kafka,$(MVN_DEPS) -f tests/peers/poms/kafka.xml -DoutputDirectory=$(abspath $(INTEROP))/kafka/lib \
 		&& rm -rf $(INTEROP)/m2/org/apache/kafka $(INTEROP)/m2/org/scala-lang && touch $@)
 
+# Apache Iceberg's own REST catalog server (RESTCatalogServer, on a JDBC catalog in SQLite) and its runtime, from
+# tests/peers/poms/iceberg-rest.xml: 1.11 is the first release whose loadTable sends ETags and answers 304 (issue 32).
+ICEBERG_REST_STAMP := $(INTEROP)/iceberg-rest/.installed
+
+$(ICEBERG_REST_STAMP): tests/peers/poms/iceberg-rest.xml
+	rm -rf $(INTEROP)/iceberg-rest/lib && mkdir -p $(INTEROP)/iceberg-rest
+	$(call provisioned,iceberg-rest,$(MVN_DEPS) -f tests/peers/poms/iceberg-rest.xml \
+		-DoutputDirectory=$(abspath $(INTEROP))/iceberg-rest/lib && touch $@)
+
 $(OPENLINEAGE_SPARK_JAR):
 	mkdir -p $(INTEROP)/openlineage-spark
 	$(call provisioned,openlineage-spark,$(MVN):copy \
@@ -259,7 +268,7 @@ $(WHEELHOUSE_STAMP): pyproject.toml constraints.txt
 
 provision: $(WHEELHOUSE_STAMP)
 provision: $(INTEROP_WHEELS) $(ICEBERG_JAR) sqlite-jdbc chromium $(HADOOP_AWS_JAR) $(SAIL_STAMP) $(KAFKA_STAMP) $(OPENLINEAGE_SPARK_JAR) $(OPENMETADATA_STAMP) $(DATAHUB_STAMP) $(OPENLINEAGE_MIN_STAMP) flink trino \
-	$(MARQUEZ_STAMP)
+	$(MARQUEZ_STAMP) $(ICEBERG_REST_STAMP)
 
 run: $(RUN_STAMP)
 	@echo "make run: writing the demo tables into ./warehouse and scanning them"

@@ -11,7 +11,8 @@ row (``{"row", "ratio", "baseline", "goal", "higher_is_better"}``); the others' 
 * ``scan_scale.py --tables N --warehouse DIR``: the table's ``vs plain`` column (the 6th field of each ``scan ...``
   line) and its ``speed-up`` column (the 5th, against threads 1);
 * ``scan_scale.py --rescan --tables N --warehouse DIR``: a ``{"row": ...}`` JSON line if it prints one, else the
-  ``x plain`` column of its ``scan again (same state)`` line (the second scan's time against the plain loop's).
+  ``x plain`` column of its ``scan again (same state)`` line (the second scan's time against the plain loop's);
+* ``rest_rescan.py --tables N --warehouse DIR --json``: the same rescan on Iceberg's REST server, with ETags.
 
 Sizes are modest by default so the whole run takes about ten minutes on 2 cores; ``--full`` uses the sizes of the
 issue (1 M events, 200 commits, 300 tables, and 10,000 for the rescan).
@@ -140,6 +141,12 @@ def rescan(tables: int, warehouse: Path) -> list[Row]:
     return [failed(name, loop, goal, False, code, out)]
 
 
+def rest_rescan(tables: int, warehouse: Path) -> list[Row]:
+    code, out = run("rest_rescan.py", "--tables", str(tables), "--warehouse", str(warehouse), "--json")
+    return json_rows(out) or [failed(f"rescan on REST with ETags, {tables:,} tables", "plain PyIceberg loop", 0.2,
+                                     False, code, out)]
+
+
 def jobs(events: int) -> list[Row]:
     code, out = run("jobs_million.py", "--events", str(events), "--json")
     return json_rows(out) or [failed(f"jobs, {events:,} events", "read + decode", 0.8, True, code, out)]
@@ -174,7 +181,8 @@ def main() -> int:
         "walk": lambda: walk(100_000 if full else 50_000, 300, 3 if full else 2),
         "scan": lambda: scan(300 if full else 100, args.warehouse / "scan"),
         "rescan": lambda: rescan(400, args.warehouse / "rescan-400") + (
-            rescan(10_000, args.warehouse / "rescan-10000") if full else []),
+            rescan(10_000, args.warehouse / "rescan-10000") if full else [])
+        + rest_rescan(400, args.warehouse / "rescan-400"),
         "jobs": lambda: jobs(1_000_000 if full else 200_000),
         "startup": lambda: startup(11 if full else 5),
     }

@@ -9,7 +9,7 @@ import pytest
 from tests.support.userstate import USER_STATE, XDG_STATE
 
 #: Session-wide real engines (Spark with Iceberg Java...), reusable by every suite.
-pytest_plugins = ["tests.support.engines", "tests.support.seaweed", "tests.support.sail", "tests.support.kafka",
+pytest_plugins = ["tests.support.engines", "tests.support.seaweed", "tests.support.sail", "tests.support.kafka", "tests.support.iceberg_rest",
                   "tests.support.live_bridge", "tests.support.trino", "tests.support.flink",
                   "tests.support.marquez"]
 

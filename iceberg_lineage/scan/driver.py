@@ -9,7 +9,9 @@ it; otherwise the scan sends its owner's events, rebuilt from the tag.
 
 A table is recorded as fully emitted at its metadata location (per mode) only when every snapshot there was delivered
 or spooled, and none skipped by ``--since``; a table the listing shows at that same location is then skipped without
-being loaded (:mod:`iceberg_lineage.read.listing`). A stop, a failure, or another mode leaves it to be loaded again.
+being loaded (:mod:`iceberg_lineage.read.listing`). A REST catalog's listing has no location: the table's ETag, when
+the catalog sent one at that location, asks the catalog instead, and a 304 skips it (:mod:`iceberg_lineage.read.rest_load`).
+A stop, a failure, or another mode leaves it to be loaded again.
 """
 from __future__ import annotations
 
@@ -208,6 +210,7 @@ class _Driver:
             since_ms=self.options.since_ms,
             capture_time=self.capture_time,
             metadata_location=item.metadata_location,
+            etag=known.etag_if_complete(self.options.mode) if known else None,
         )
 
     # -- results -------------------------------------------------------------------------------------------------
@@ -247,6 +250,9 @@ class _Driver:
     def apply(self, result: TableResult, task: TableTask) -> TableOutcome:
         """Deliver one table's events in commit order and record what was delivered, in one transaction."""
         base = TableOutcome(result.catalog, result.identifier, "failed", failure=result.failure)
+        if result.not_modified and result.identity is not None:  # as it was fully emitted (the catalog's 304)
+            self.seen.add(result.identity)
+            return dataclasses.replace(base, status="unchanged")
         if result.failure is not None or result.identity is None:
             return base
         if result.identity in self.seen:  # the same table registered twice: the first name wins this run
@@ -274,10 +280,11 @@ class _Driver:
                    "current": previous.current_complete_at if previous else None, self.options.mode: complete}
         tracked = TrackedTable(
             result.identity, result.catalog, name, result.location or "", result.metadata_location, current,
-            history_complete_at=markers["history"], current_complete_at=markers["current"],
+            history_complete_at=markers["history"], current_complete_at=markers["current"], etag=result.etag,
         )
         if not self.state.readonly and (recorded or current is not None or previous is None or previous.dropped
                                         or previous.metadata_location != result.metadata_location
+                                        or previous.etag != result.etag
                                         or previous.complete_at(self.options.mode) != complete):
             self.state.record(tracked, recorded)
         accepted = [(i, statuses) for i, statuses in sent if "rejected" not in statuses]

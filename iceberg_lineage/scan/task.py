@@ -16,6 +16,7 @@ from iceberg_lineage.read.catalogs import CatalogSpec, catalog_account, one_line
 from iceberg_lineage.read.files import local_path
 from iceberg_lineage.read.metadata import MetadataFile
 from iceberg_lineage.read.metadata_json import parse_metadata
+from iceberg_lineage.read.rest_load import asks_etag, load_with_etag
 from iceberg_lineage.read.source import (
     LoadedTable, RelocatingIO, catalog_type_of, load_table_object, read_metadata_file,
 )
@@ -45,6 +46,9 @@ class TableTask:
     capture_time: dt.datetime
     #: the metadata location the catalog's listing gave (:mod:`iceberg_lineage.read.listing`): read directly
     metadata_location: str | None = None
+    #: a REST catalog's ETag of the table at the location where it was fully emitted: the load asks whether the
+    #: table changed since (:mod:`iceberg_lineage.read.rest_load`), and a 304 ends the task there
+    etag: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,10 @@ class TableResult:
     items: tuple[PendingEvent, ...] = ()
     gap: Gap | None = None
     failure: TableFailure | None = None
+    #: the ETag the REST catalog sent with the table (recorded with ``metadata_location``)
+    etag: str | None = None
+    #: the REST catalog answered 304 to the task's ETag: the table is as it was fully emitted, nothing was read
+    not_modified: bool = False
 
 
 def scan_tables(tasks: Sequence[TableTask]) -> list[TableResult]:
@@ -103,33 +111,44 @@ def scan_table(task: TableTask) -> TableResult:
 
 
 def _scan_table(task: TableTask) -> TableResult:
-    table = _load(task)
+    table, etag = _load(task)
+    if table is None:
+        return TableResult(task.catalog.name, task.identifier, task.expected_identity, etag=etag, not_modified=True)
     md = table.metadata
     watermark = task.watermark if md.identity == task.expected_identity else Watermark()
     result = TableResult(
-        task.catalog.name, task.identifier, md.identity, md.location, md.metadata_location, md.current_snapshot_id
+        task.catalog.name, task.identifier, md.identity, md.location, md.metadata_location, md.current_snapshot_id,
+        etag=etag,
     )
     if task.mode == "current":
         return dataclasses.replace(result, items=_current_items(task, table, watermark))
     return dataclasses.replace(result, items=_history_items(task, table, watermark), gap=find_gap(md, watermark))
 
 
-def _load(task: TableTask) -> LoadedTable:
-    """The table, read once. At the metadata location its listing gave, the file is read and parsed by us alone:
-    PyIceberg's ``load_table`` would read and parse it too (a catalog query besides), and that was most of a
+def _load(task: TableTask) -> tuple[LoadedTable | None, str | None]:
+    """The table, read once, and the ETag a REST catalog sent with it; no table when the catalog answered that it
+    did not change since ``task.etag``. At the metadata location its listing gave, the file is read and parsed by us
+    alone: PyIceberg's ``load_table`` would read and parse it too (a catalog query besides), and that was most of a
     summary-depth table. Anything unexpected there takes PyIceberg's way, with its errors as ever."""
     catalog = task.catalog.load()
     if task.metadata_location is not None:
         try:
-            return _read_listed(catalog, task.identifier, task.metadata_location)
+            return _read_listed(catalog, task.identifier, task.metadata_location), None
         except Exception:  # noqa: BLE001, S110 - PyIceberg's load below says what is wrong, as it always did
             pass
+    etag = None
     try:
-        pyiceberg_table = catalog.load_table(task.identifier)
+        if asks_etag(catalog):
+            answer = load_with_etag(catalog, task.identifier, task.etag)
+            if answer.table is None:
+                return None, answer.etag
+            pyiceberg_table, etag = answer.table, answer.etag
+        else:
+            pyiceberg_table = catalog.load_table(task.identifier)
     except Exception as exc:  # noqa: BLE001 - unreadable metadata, access denied, unknown types...
         raise CatalogError(f"cannot load table: {one_line(exc)}") from None
     # read_file=True: PyIceberg invents a random uuid for v1 tables without one; the raw file keeps identity stable.
-    return load_table_object(pyiceberg_table)
+    return load_table_object(pyiceberg_table), etag
 
 
 def _read_listed(catalog: Catalog, identifier: tuple[str, ...], metadata_location: str) -> LoadedTable:

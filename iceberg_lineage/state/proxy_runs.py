@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal, Sequence
 
 from iceberg_lineage.errors import ConfigError
-from iceberg_lineage.state.store import prepare
+from iceberg_lineage.state.schema import prepare
 
 #: Seconds a process's ownership holds without renewal; past it another process takes its rows over.
 LEASE_S = 30.0

@@ -12,7 +12,8 @@ its events went to (the transport's type and URL or path, no secret): a scan tha
 (:mod:`iceberg_lineage.scan.destination`); older tables have none until their next scan. Version 5 adds, per table
 and mode, the metadata location at which every snapshot was delivered or spooled (``history_complete_at``,
 ``current_complete_at``): a scan that lists the same location skips the table without loading it; older tables have
-none until their next complete scan.
+none until their next complete scan. Version 6 adds the ETag a REST catalog sent with the table at its recorded
+metadata location (``etag``): a scan asks the catalog whether the table changed since, and skips it on a 304.
 """
 from __future__ import annotations
 
@@ -25,103 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
 from iceberg_lineage.errors import ConfigError, IcebergLineageError
-
-SCHEMA_VERSION = 5
-
-_DDL = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS tables (
-    identity TEXT PRIMARY KEY,
-    catalog TEXT NOT NULL,
-    identifier TEXT NOT NULL,          -- JSON array: namespace parts may contain dots
-    location TEXT NOT NULL,
-    metadata_location TEXT,
-    current_snapshot_id INTEGER,       -- --mode current watermark: last current snapshot sent as a DatasetEvent
-    dropped INTEGER NOT NULL DEFAULT 0,
-    updated_at REAL NOT NULL,
-    destination TEXT,                  -- since schema version 4: where its events went (no secret); NULL: unknown
-    history_complete_at TEXT,          -- since 5: the metadata location at which every snapshot was sent (history)
-    current_complete_at TEXT           -- since 5: the same for --mode current (its current snapshot was sent)
-);
-CREATE INDEX IF NOT EXISTS tables_by_name ON tables (catalog, identifier);
-CREATE TABLE IF NOT EXISTS snapshots (
-    identity TEXT NOT NULL,
-    snapshot_id INTEGER NOT NULL,
-    sequence_number INTEGER,
-    timestamp_ms INTEGER,
-    via TEXT NOT NULL,                 -- 'scan' or 'hook'
-    run_id TEXT,
-    recorded_at REAL NOT NULL,
-    PRIMARY KEY (identity, snapshot_id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS ledger (    -- since schema version 2: tagged snapshots the hook delivered or spooled
-    identity TEXT NOT NULL,
-    snapshot_id INTEGER NOT NULL,
-    run_id TEXT NOT NULL,
-    recorded_at REAL NOT NULL,
-    PRIMARY KEY (identity, snapshot_id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS app_runs (  -- since schema version 3: the REST bridge's open and completed applications
-    run_id TEXT PRIMARY KEY,
-    engine TEXT NOT NULL,
-    app_id TEXT NOT NULL,
-    engine_version TEXT,
-    status TEXT NOT NULL,              -- 'open', then 'complete' (idle timeout, shutdown, restart)
-    started_at REAL NOT NULL,
-    last_activity REAL NOT NULL,
-    owner TEXT NOT NULL,               -- the bridge process that completes it (host:pid:token), while its lease holds
-    lease_until REAL NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS app_reads (
-    run_id TEXT NOT NULL,
-    namespace TEXT NOT NULL,
-    name TEXT NOT NULL,
-    snapshot_id INTEGER,               -- the snapshot read last
-    read_at REAL NOT NULL,
-    PRIMARY KEY (run_id, namespace, name)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS held_commits (  -- per-snapshot COMPLETEs waiting for the engine's commit report
-    table_key TEXT NOT NULL,           -- JSON [prefix, namespace..., table] as the REST path names it
-    snapshot_id INTEGER NOT NULL,
-    identity TEXT,
-    event TEXT,                        -- the COMPLETE's JSON (kept once sent, for a late report's OTHER event)
-    report TEXT,                       -- the CommitReport's JSON, when it came before the commit was relayed
-    status TEXT NOT NULL,              -- 'waiting', 'sent', or 'report' (the report came first)
-    due REAL NOT NULL,                 -- 'waiting': when it goes out without its report; else when the row expires
-    owner TEXT NOT NULL,
-    lease_until REAL NOT NULL,
-    PRIMARY KEY (table_key, snapshot_id)
-) WITHOUT ROWID;
-"""
-
-
-#: The columns added to ``tables`` after version 1 (``destination`` by version 4, the two markers by version 5).
-_ADDED_COLUMNS = ("destination", "history_complete_at", "current_complete_at")
-
-
-def prepare(db: sqlite3.Connection) -> None:
-    """Create a writable state file's tables, or migrate an older file to :data:`SCHEMA_VERSION` in place (versions 2
-    and 3 add tables, which the DDL creates; versions 4 and 5 add columns to ``tables``); refuses a newer file."""
-    db.executescript(_DDL)
-    for column in _ADDED_COLUMNS:
-        if not _has_column(db, "tables", column):
-            try:
-                db.execute(f"ALTER TABLE tables ADD COLUMN {column} TEXT")
-            except sqlite3.OperationalError:  # another process (a hook) migrated the file meanwhile
-                if not _has_column(db, "tables", column):
-                    raise
-    db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-    version = int(db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0])
-    if version > SCHEMA_VERSION:
-        raise ConfigError(f"state file has schema version {version}, expected {SCHEMA_VERSION}")
-    if version < SCHEMA_VERSION:
-        db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
-    db.commit()
-
-
-def _has_column(db: sqlite3.Connection, table: str, column: str) -> bool:
-    return any(row[1] == column for row in db.execute(f"PRAGMA table_info({table})"))
-
+from iceberg_lineage.state.schema import DDL, SCHEMA_VERSION, has_column, prepare
 
 class StateLockedError(IcebergLineageError):
     """Another run holds the state lock (CLI exit code 2)."""
@@ -144,10 +49,18 @@ class TrackedTable:
     history_complete_at: str | None = None
     #: the same for ``--mode current``: its current snapshot's event was delivered or spooled
     current_complete_at: str | None = None
+    #: the ETag a REST catalog sent with the table at ``metadata_location`` (``None``: none sent, or not REST)
+    etag: str | None = None
 
     def complete_at(self, mode: str) -> str | None:
         """The location at which this table was fully emitted in ``mode`` (``history`` or ``current``)."""
         return self.history_complete_at if mode == "history" else self.current_complete_at
+
+    def etag_if_complete(self, mode: str) -> str | None:
+        """The ETag to ask the catalog with: only when the table was fully emitted in ``mode`` at the location the
+        ETag was sent for, so that a 304 means nothing is left to send."""
+        return self.etag if self.metadata_location is not None \
+            and self.complete_at(mode) == self.metadata_location else None
 
 
 @dataclass(frozen=True)
@@ -193,7 +106,7 @@ class StateStore:
                 f"file:{self.path.resolve()}?mode=ro", uri=True
             )
             if not self.path.exists():
-                self._db.executescript(_DDL)
+                self._db.executescript(DDL)
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path)
@@ -210,9 +123,11 @@ class StateStore:
             raise ConfigError(f"state file has schema version {version[0]}, expected {SCHEMA_VERSION}", file=str(path))
         self._has_ledger = self._db.execute(
             "SELECT 1 FROM sqlite_master WHERE type='table' AND name='ledger'").fetchone() is not None
-        # a file older than version 5, opened read-only, has no markers: its tables read as never fully emitted
-        markers = _MARKER_COLUMNS if _has_column(self._db, "tables", "history_complete_at") else "NULL, NULL"
-        self._columns = f"{_COLUMNS}, {markers}"
+        # a file older than version 5 (6), opened read-only, has no markers (ETags): its tables read as never fully
+        # emitted (with no ETag)
+        markers = _MARKER_COLUMNS if has_column(self._db, "tables", "history_complete_at") else "NULL, NULL"
+        etag = "etag" if has_column(self._db, "tables", "etag") else "NULL"
+        self._columns = f"{_COLUMNS}, {markers}, {etag}"
         #: where this run's events go, written with each table it records (:meth:`send_to`)
         self.destination: str | None = None
         #: inside :meth:`batch`: the advances to write at its end
@@ -277,7 +192,7 @@ class StateStore:
     def destinations(self) -> Iterator[tuple[TrackedTable, str | None]]:
         """Every live table with the destination its events went to (``None``: not recorded, as in files before
         schema version 4)."""
-        column = "destination" if _has_column(self._db, "tables", "destination") else "NULL"
+        column = "destination" if has_column(self._db, "tables", "destination") else "NULL"
         for row in self._db.execute(f"SELECT {self._columns}, {column} FROM tables WHERE dropped=0").fetchall():
             yield _tracked_table(row), row[-1]
 
@@ -338,18 +253,19 @@ class StateStore:
         with self._db:
             self._db.executemany(
                 "INSERT INTO tables (identity, catalog, identifier, location, metadata_location, current_snapshot_id,"
-                " dropped, updated_at, destination, history_complete_at, current_complete_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " dropped, updated_at, destination, history_complete_at, current_complete_at, etag)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT(identity) DO UPDATE SET"
                 " catalog=excluded.catalog, identifier=excluded.identifier, location=excluded.location,"
                 " metadata_location=excluded.metadata_location,"
                 " current_snapshot_id=COALESCE(excluded.current_snapshot_id, tables.current_snapshot_id),"
                 " dropped=excluded.dropped, updated_at=excluded.updated_at,"
                 " destination=COALESCE(excluded.destination, tables.destination),"
-                " history_complete_at=excluded.history_complete_at, current_complete_at=excluded.current_complete_at",
+                " history_complete_at=excluded.history_complete_at, current_complete_at=excluded.current_complete_at,"
+                " etag=excluded.etag",
                 [(table.identity, table.catalog, _ident(table.identifier), table.location, table.metadata_location,
                   table.current_snapshot_id, int(table.dropped), now, self.destination, table.history_complete_at,
-                  table.current_complete_at) for table, _ in advances],
+                  table.current_complete_at, table.etag) for table, _ in advances],
             )
             self._db.executemany(
                 "INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -404,7 +320,7 @@ def _ident(identifier: tuple[str, ...]) -> str:
 
 def _tracked_table(row: tuple) -> TrackedTable:
     return TrackedTable(row[0], row[1], tuple(json.loads(row[2])), row[3], row[4], row[5], bool(row[6]), row[7],
-                        row[8])
+                        row[8], row[9])
 
 
 def lock_path(state_path: str | Path) -> Path:

@@ -31,8 +31,8 @@ def test_the_listed_table_is_the_loaded_table(sql_catalog):
     assert listed is not None
     spec = spec_of(sql_catalog)
     loaded = load_table_object(spec.load().load_table(("db", "t")))
-    read = _load(_task(sql_catalog, ("db", "t"), "summary", listed))
-    assert read.table is None  # read at the listed location: PyIceberg's table was never made
+    read, etag = _load(_task(sql_catalog, ("db", "t"), "summary", listed))
+    assert (read.table, etag) == (None, None)  # read at the listed location: PyIceberg's table was never made
     same = ("metadata", "name", "catalog_name", "catalog_type", "catalog_properties", "identifier", "aws_account")
     assert {f: getattr(read, f) for f in same} == {f: getattr(loaded, f) for f in same}
     assert read.metadata.metadata_location == listed

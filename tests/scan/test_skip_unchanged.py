@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 from tests.support.delivery import FAST, Answer, LineageServer, http_client
-from tests.support.olschema import validate_event
+from tests.support.rescan import in_order, scan_to, snapshots_sent
 from tests.support.scan import lifecycle, spec_of, write_table
 
 from iceberg_lineage.config import Settings
@@ -20,7 +20,6 @@ from iceberg_lineage.delivery.replay import ReplayResult, replay
 from iceberg_lineage.read.catalogs import CatalogSpec
 from iceberg_lineage.scan.driver import ScanOptions, scan
 from iceberg_lineage.scan.sinks import delivery_sink
-from iceberg_lineage.scan.summary import ScanSummary
 from iceberg_lineage.state.store import StateStore
 
 
@@ -55,33 +54,6 @@ class Loads:
         with self._lock:
             n, self.count = self.count, 0
         return n
-
-
-def scan_to(server: LineageServer, catalog: Any, state_path, tmp_path, settings: dict | None = None,
-            timeout: float = 2.0, **options: Any) -> ScanSummary:
-    """One scan delivering to ``server`` through the real delivery path (spool in ``tmp_path/spool``)."""
-    config = Settings().updated({"spool.path": str(tmp_path / "spool"), **(settings or {})})
-    delivery = Delivery(http_client(server.url, timeout=timeout, **FAST), config)
-    try:
-        with StateStore(state_path) as state:
-            return scan(ScanOptions(catalogs=(spec_of(catalog),), **options), config, state, delivery_sink(delivery))
-    finally:
-        delivery.close()
-
-
-def snapshots_sent(server: LineageServer) -> list[int]:
-    """The snapshots whose run the server got (terminal events of snapshot runs, in order; not RENAME or DROP
-    runs), then forgets them."""
-    events = server.events()
-    server.clear()
-    for e in events:
-        validate_event(e)
-    return [int(e["outputs"][0]["facets"]["version"]["datasetVersion"]) for e in events
-            if e["eventType"] != "START" and lifecycle(e) not in ("RENAME", "DROP")]
-
-
-def in_order(table) -> list[int]:
-    return [s.snapshot_id for s in sorted(table.refresh().snapshots(), key=lambda s: s.sequence_number)]
 
 
 def test_a_rescan_loads_only_the_changed_table(sql_catalog, state_path, tmp_path, monkeypatch):

@@ -1,5 +1,6 @@
-"""The mark of a table fully emitted at a metadata location, per mode (state schema version 5, issue 32): migrated into
-older files as unknown, written as given, forgotten with the watermarks for a new destination."""
+"""The mark of a table fully emitted at a metadata location, per mode (state schema version 5, issue 32), and the ETag
+a REST catalog sent at that location (version 6): migrated into older files as unknown, written as given, forgotten
+with the watermarks for a new destination."""
 from __future__ import annotations
 
 import sqlite3
@@ -62,3 +63,29 @@ def test_a_namespace_s_tables_are_read_at_once_as_find_reads_each(tmp_path):
             assert state.live_in("lake", namespace) == {n: t for n, t in expected.items() if t is not None}
         assert sorted(state.live_in("lake", ("db",))) == [("db", "a"), ("db", "b"), ("db", "é")]
         assert state.live_in("lake", ("db",))[("db", "b")].identity == "again"
+
+
+def test_an_old_state_file_has_no_etag_then_keeps_the_one_recorded(tmp_path):
+    path = tmp_path / "state.db"
+    old_state(path)
+    with StateStore(path, readonly=True) as state:
+        assert state.find("lake", ("db", "t")).etag is None
+    assert "etag" not in [r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(tables)")]
+    with StateStore(path) as state:
+        state.record(TrackedTable("uuid-1", "lake", ("db", "t"), "/w/t", "/w/t/metadata/2.json", etag="e2"))
+    with StateStore(path, readonly=True) as state:
+        assert state.find("lake", ("db", "t")).etag == "e2"
+
+
+def test_the_etag_is_asked_only_where_the_table_was_fully_emitted_in_that_mode(tmp_path):
+    with StateStore(tmp_path / "state.db") as state:
+        state.record(TrackedTable("u", "lake", ("db", "t"), "/w/t", "/w/t/m/2.json", etag="e2",
+                                  history_complete_at="/w/t/m/2.json", current_complete_at="/w/t/m/1.json"))
+        table = state.get("u")
+        assert (table.etag_if_complete("history"), table.etag_if_complete("current")) == ("e2", None)
+        state.send_to("http http://a", ["u"])
+        state.send_to("http http://b", ["u"], reset=["u"])
+        assert state.get("u").etag_if_complete("history") is None
+        state.record(TrackedTable("u", "lake", ("db", "t"), "/w/t", "/w/t/m/3.json",
+                                  history_complete_at="/w/t/m/3.json"))  # a load that sent no ETag forgets it
+        assert (state.get("u").etag, state.get("u").etag_if_complete("history")) == (None, None)

@@ -53,7 +53,8 @@ def test_an_old_state_file_gains_the_destination_column(tmp_path):
         assert [(t.identity, went) for t, went in state.destinations()] == [("uuid-1", None)]
         state.send_to("http http://a/api/v1/lineage", ["uuid-1"])
     columns = [row[1] for row in sqlite3.connect(path).execute("PRAGMA table_info(tables)")]
-    assert columns[-3:] == ["destination", "history_complete_at", "current_complete_at"]  # version 5 added two
+    # version 5 added two, version 6 one
+    assert columns[-4:] == ["destination", "history_complete_at", "current_complete_at", "etag"]
     assert sqlite3.connect(path).execute("SELECT destination FROM tables").fetchall() == [
         ("http http://a/api/v1/lineage",)]
 

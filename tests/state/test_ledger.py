@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from iceberg_lineage.state.store import SCHEMA_VERSION, EmittedSnapshot, StateStore, TrackedTable
+from iceberg_lineage.state.schema import SCHEMA_VERSION
+from iceberg_lineage.state.store import EmittedSnapshot, StateStore, TrackedTable
 
 #: The DDL of schema version 1, as state files were written before the ledger.
 OLD_DDL = """
@@ -45,9 +46,9 @@ def test_an_old_state_file_reads_as_an_empty_ledger_then_is_migrated_in_place(tm
         state.record(TrackedTable("uuid-1", "lake", ("db", "t"), "/w/t", "/w/t/metadata/2.json"),
                      (EmittedSnapshot(13, 3, 3000, "hook", "run-13"),))
     # 2: the ledger; 3: the proxy's applications (tests/proxy/test_tracker.py); 4: destinations (test_destination.py);
-    # 5: the markers of a table fully emitted (tests/state/test_complete_marker.py)
-    assert SCHEMA_VERSION == 5
-    assert sqlite3.connect(path).execute("SELECT value FROM meta").fetchone() == ("5",)
+    # 5: the markers of a table fully emitted, 6: a REST catalog's ETag (both tests/state/test_complete_marker.py)
+    assert SCHEMA_VERSION == 6
+    assert sqlite3.connect(path).execute("SELECT value FROM meta").fetchone() == ("6",)
 
     with StateStore(path) as state:  # the migrated file opens again as it is
         assert state.hook_delivered("uuid-1") == {13}

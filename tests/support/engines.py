@@ -89,6 +89,10 @@ def missing(component: str) -> str | None:
         from tests.support.trino import missing_trino
 
         return missing_trino()
+    if component == "iceberg-rest":
+        from tests.support.iceberg_rest import missing_iceberg_rest
+
+        return missing_iceberg_rest()
     if component == "kafka":
         from tests.support.kafka import missing_kafka
 
