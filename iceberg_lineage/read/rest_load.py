@@ -33,10 +33,26 @@ class RestLoad:
     etag: str | None
 
 
+#: What :func:`load_with_etag` uses of a PyIceberg ``RestCatalog`` (0.12), beside its module's names.
+_INTERNALS = ("_session", "_check_endpoint", "url", "_split_identifier_for_path", "_response_to_table",
+              "identifier_to_tuple", "properties")
+
+
 def asks_etag(catalog: Any) -> bool:
-    """Whether ``catalog`` is PyIceberg's own REST catalog, whose loads go through :func:`load_with_etag`."""
+    """Whether ``catalog`` is PyIceberg's own REST catalog with every internal :func:`load_with_etag` uses; if not
+    (another class, another PyIceberg), its tables are loaded with ``load_table``."""
     cls = type(catalog)
-    return cls.__module__ == "pyiceberg.catalog.rest" and cls.__name__ == "RestCatalog"
+    if cls.__module__ != "pyiceberg.catalog.rest" or cls.__name__ != "RestCatalog" \
+            or not all(hasattr(catalog, name) for name in _INTERNALS):
+        return False
+    try:
+        from pyiceberg.catalog.rest import (  # noqa: F401 - present, or no conditional load
+            _RETRY_ARGS, SNAPSHOT_LOADING_MODE, Capability, Endpoints, TableResponse,
+        )
+        from pyiceberg.catalog.rest.response import _handle_non_200_response  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def load_with_etag(catalog: Catalog, identifier: tuple[str, ...], etag: str | None) -> RestLoad:

@@ -193,3 +193,17 @@ def test_a_catalog_that_sends_no_etag_has_each_table_loaded(seaweed, state_path,
             summary = rest.scan(server, state_path, tmp_path)
             assert (snapshots_sent(server), summary.exit_code, answers.take()) == (sent, 0, [FRESH])
             assert etags(state_path, rest.spec) == {f"{rest.ns}.t": None}
+
+
+def test_a_pyiceberg_without_the_internals_it_needs_loads_with_load_table(rest, state_path, tmp_path, monkeypatch):
+    import pyiceberg.catalog.rest.response as response
+
+    catalog, spec, ns = rest.catalog, rest.spec, rest.ns
+    order = in_order(write_table(catalog, f"{ns}.t", 2))
+    monkeypatch.delattr(response, "_handle_non_200_response")  # as if another PyIceberg had moved it
+    answers = Answers(spec)
+    with LineageServer() as server:
+        for sent in (order, []):
+            summary = rest.scan(server, state_path, tmp_path)
+            assert (snapshots_sent(server), summary.exit_code, answers.take()) == (sent, 0, [FRESH])
+        assert etags(state_path, spec) == {f"{ns}.t": None}
