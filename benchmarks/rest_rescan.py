@@ -94,19 +94,8 @@ def measure(uri: str, config: str) -> dict:
             sum(bool(s.summary.get("operation")) for s in cat.load_table(identifier).snapshots())
         unchanged = None
     else:
-        from iceberg_lineage.config import Settings
-        from iceberg_lineage.read.catalogs import CatalogSpec
-        from iceberg_lineage.scan.driver import ScanOptions, scan
-        from iceberg_lineage.scan.sinks import event_sink
-        from iceberg_lineage.state.store import StateStore
-
-        spec = CatalogSpec.of("bench", {"type": "rest", "uri": uri})
-        spec.load()._session.hooks["response"].append(count)
-        with StateStore(config.partition("=")[2]) as state:
-            summary = scan(ScanOptions(catalogs=(spec,), depth="summary"), Settings(), state,
-                           event_sink(lambda event: "delivered"))
-        assert summary.exit_code == 0, summary.failures
-        unchanged = summary.unchanged
+        unchanged = scan_scale.summary_scan({"type": "rest", "uri": uri}, Path(config.partition("=")[2]),
+                                            lambda loaded: loaded._session.hooks["response"].append(count)).unchanged
     return {"seconds": time.monotonic() - started, "cpu_s": time.process_time() - cpu, "answers": {str(k): v for k, v in sorted(answers.items())},
             "bytes": sum(size.values()), "unchanged": unchanged}
 

@@ -15,8 +15,9 @@ anything unexpected in PyIceberg's internals, takes ``load_table`` as ever.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -58,10 +59,16 @@ def asks_etag(catalog: Any) -> bool:
 def load_with_etag(catalog: Catalog, identifier: tuple[str, ...], etag: str | None) -> RestLoad:
     """``catalog.load_table(identifier)``, conditional on ``etag`` when one is given. Raises as ``load_table`` does
     (``NoSuchTableError`` on 404, the server's error otherwise)."""
+    return _retrying()(catalog, identifier, etag)
+
+
+@functools.cache
+def _retrying() -> Callable[[Any, tuple[str, ...], str | None], RestLoad]:
+    """:func:`_load` under PyIceberg's own retry policy (a refreshed token on 419/401), wrapped once, not per table."""
     from pyiceberg.catalog.rest import _RETRY_ARGS
     from tenacity import retry
 
-    return retry(**_RETRY_ARGS)(_load)(catalog, identifier, etag)
+    return retry(**_RETRY_ARGS)(_load)
 
 
 def _load(catalog: Any, identifier: tuple[str, ...], etag: str | None) -> RestLoad:
@@ -82,7 +89,7 @@ def _load(catalog: Any, identifier: tuple[str, ...], etag: str | None) -> RestLo
         params={"snapshots": mode} if mode else {}, headers=headers,
     )
     if response.status_code == NOT_MODIFIED and etag is not None:
-        return RestLoad(None, etag)
+        return RestLoad(None, None)  # the recorded ETag stays as it is
     try:
         response.raise_for_status()
     except HTTPError as exc:

@@ -113,7 +113,7 @@ def scan_table(task: TableTask) -> TableResult:
 def _scan_table(task: TableTask) -> TableResult:
     table, etag = _load(task)
     if table is None:
-        return TableResult(task.catalog.name, task.identifier, task.expected_identity, etag=etag, not_modified=True)
+        return TableResult(task.catalog.name, task.identifier, task.expected_identity, not_modified=True)
     md = table.metadata
     watermark = task.watermark if md.identity == task.expected_identity else Watermark()
     result = TableResult(
@@ -141,7 +141,7 @@ def _load(task: TableTask) -> tuple[LoadedTable | None, str | None]:
         if asks_etag(catalog):
             answer = load_with_etag(catalog, task.identifier, task.etag)
             if answer.table is None:
-                return None, answer.etag
+                return None, None  # not modified: the recorded ETag stands
             pyiceberg_table, etag = answer.table, answer.etag
         else:
             pyiceberg_table = catalog.load_table(task.identifier)

@@ -57,6 +57,13 @@ class Rest:
         return scan_to(server, self.spec, state_path, tmp_path, settings,
                        filters=TableFilter(namespaces=(self.ns,)), **options)
 
+    def asked_and_unchanged(self, server: LineageServer, state_path, tmp_path, answers: Answers,
+                            **options: Any) -> tuple[int, list, list[tuple[int, bool]]]:
+        """A rescan of a one-table namespace: (tables unchanged, what the server received, the loadTable answers);
+        ``(1, [], [NOT_MODIFIED])`` when the table was asked with its ETag, answered 304 and nothing was sent."""
+        unchanged = self.scan(server, state_path, tmp_path, **options).unchanged
+        return unchanged, server.received, answers.take()
+
 
 def rest_on(catalog: Any, properties: dict[str, str]) -> Rest:
     """A test's :class:`Rest` on the catalog ``properties`` name (written through ``catalog``)."""
@@ -76,6 +83,8 @@ def etags(state_path, spec: CatalogSpec) -> dict[str, str | None]:
 
 
 FRESH, NOT_MODIFIED, CHANGED = (200, False), (304, True), (200, True)
+#: A one-table rescan that asked with the ETag, got 304 and sent nothing.
+UNCHANGED = (1, [], [NOT_MODIFIED])
 
 
 def test_a_rescan_asks_each_table_and_loads_only_the_changed_one(rest, state_path, tmp_path):
@@ -112,8 +121,7 @@ def test_a_stop_mid_table_asks_without_an_etag_until_everything_was_sent(rest, s
     with LineageServer() as server:
         retry = rest.scan(server, state_path, tmp_path)
         assert (snapshots_sent(server), retry.exit_code, answers.take()) == (order[1:], 0, [FRESH])
-        assert rest.scan(server, state_path, tmp_path).unchanged == 1
-        assert (server.received, answers.take()) == ([], [NOT_MODIFIED])
+        assert rest.asked_and_unchanged(server, state_path, tmp_path, answers) == UNCHANGED
 
 
 def test_current_mode_then_history_sends_the_whole_history(rest, state_path, tmp_path):
@@ -129,8 +137,7 @@ def test_current_mode_then_history_sends_the_whole_history(rest, state_path, tmp
         history = rest.scan(server, state_path, tmp_path)
         assert (snapshots_sent(server), history.snapshots_emitted, answers.take()) == (order, 3, [FRESH])
         for mode in ("history", "current"):  # each mode has its own mark, at the same location
-            assert rest.scan(server, state_path, tmp_path, mode=mode).unchanged == 1
-            assert (server.received, answers.take()) == ([], [NOT_MODIFIED])
+            assert rest.asked_and_unchanged(server, state_path, tmp_path, answers, mode=mode) == UNCHANGED
 
 
 def test_a_table_dropped_and_created_again_is_sent_once(rest, state_path, tmp_path):
@@ -146,8 +153,7 @@ def test_a_table_dropped_and_created_again_is_sent_once(rest, state_path, tmp_pa
         rest.scan(server, state_path, tmp_path)
         # asked with the old table's ETag: another table, another location, so another ETag
         assert (snapshots_sent(server), answers.take()) == (in_order(again), [CHANGED])
-        assert rest.scan(server, state_path, tmp_path).unchanged == 1
-        assert (server.received, answers.take()) == ([], [NOT_MODIFIED])
+        assert rest.asked_and_unchanged(server, state_path, tmp_path, answers) == UNCHANGED
 
 
 def test_a_renamed_table_gets_its_rename_then_is_asked_under_its_new_name(rest, state_path, tmp_path):
@@ -164,8 +170,7 @@ def test_a_renamed_table_gets_its_rename_then_is_asked_under_its_new_name(rest, 
         assert (renamed.renames, renamed.snapshots_emitted) == (1, 0)
         assert FRESH in answers.take()  # nothing known under the new name: loaded without an ETag
         server.clear()
-        assert rest.scan(server, state_path, tmp_path).unchanged == 1
-        assert (server.received, answers.take()) == ([], [NOT_MODIFIED])
+        assert rest.asked_and_unchanged(server, state_path, tmp_path, answers) == UNCHANGED
 
 
 def test_through_the_bridge_the_upstream_s_etags_and_304s_pass_unchanged(iceberg_rest, state_path, tmp_path):
@@ -177,8 +182,7 @@ def test_through_the_bridge_the_upstream_s_etags_and_304s_pass_unchanged(iceberg
             answers = Answers(rest.spec)
             rest.scan(server, state_path, tmp_path)
             assert (snapshots_sent(server), answers.take()) == (order, [FRESH])
-            assert rest.scan(server, state_path, tmp_path).unchanged == 1
-            assert (server.received, answers.take()) == ([], [NOT_MODIFIED])
+            assert rest.asked_and_unchanged(server, state_path, tmp_path, answers) == UNCHANGED
         finally:
             proxy.stop()
         assert "Traceback" not in proxy.output() and "ERROR" not in proxy.output()
