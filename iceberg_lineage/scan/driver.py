@@ -33,7 +33,7 @@ from iceberg_lineage.scan.sinks import ADVANCING, Sink, taken
 from iceberg_lineage.scan.summary import DeliveryPhase, Gap, ScanSummary, TableFailure, TableOutcome, TableStatus
 from iceberg_lineage.scan.task import MODES, Mode, PendingEvent, TableResult, TableTask
 from iceberg_lineage.state.store import EmittedSnapshot, StateStore, TrackedTable, Watermark
-from iceberg_lineage.stats.model import DEPTHS
+from iceberg_lineage.stats.depths import DEPTHS
 from iceberg_lineage.stats.parallel import open_executor
 
 
