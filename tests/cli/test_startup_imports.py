@@ -112,3 +112,13 @@ def test_scan_reporters_imports_pyiceberg_catalog_at_first_use_of_instrument():
             "print(before, middle, 'pyiceberg.catalog' in sys.modules, callable(f) and f.__module__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
     assert out.split() == ["False", "False", "True", "scan_reporters.instrument"]
+
+
+def test_a_rescan_imports_neither_yaml_nor_the_statistics_model_nor_the_rest_loader():
+    """What a scan imports before its first table (a rescan that skips every table loads none): no PyYAML without a
+    configuration file, the depth names without the statistics model, the table task without its readers."""
+    late = ("yaml", "iceberg_lineage.stats.model", "iceberg_lineage.read.rest_load")
+    code = ("import sys\nfrom iceberg_lineage.config import Settings\nfrom iceberg_lineage.scan.driver import scan\n"
+            "Settings()\nprint(sorted(m for m in %r if m in sys.modules))" % (late,))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert out.split() == ["[]"]
