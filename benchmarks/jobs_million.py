@@ -11,7 +11,11 @@ the page cache holds: CPU time is what other work on the machine disturbs least)
 process's peak RSS is printed too. The report's totals are checked against the generator's.
 
     .venv/bin/python benchmarks/jobs_million.py [--events 1000000] [--jobs 1000] [--concurrency 2000] [--repeat 2]
-        [--json]
+        [--breakdown] [--json]
+
+``--breakdown`` also times, in the same interleaved passes, what any ``jobs`` pays before its fold: the file read a
+block at a time with the keys decoded (``jobs``'s reading without the fold), and that plus parsing each
+``eventTime``; the ratio of the second is what ``jobs`` would reach if pairing runs and counting cost nothing.
 
 ``--json`` prints one line for ``benchmarks/report.py``: ``{"row", "ratio", "baseline", "goal"}`` (ratio: the
 baseline's time over jobs's, so higher is faster; the goal is at least 0.8).
@@ -99,6 +103,23 @@ def baseline(path: Path) -> int:
     return n
 
 
+def keys_only(path: Path, parse_time: bool = False) -> int:
+    """``jobs``'s reading (blocks of lines, the keys decoded) without its fold; with each ``eventTime`` parsed."""
+    from iceberg_lineage.jobs.aggregate import event_ms
+    from iceberg_lineage.jobs.decode import decode_utf8
+    from iceberg_lineage.jobs.source import capped_blocks, open_events
+
+    n = 0
+    with open_events(path) as stream:
+        for block in capped_blocks(stream, 1 << 20):
+            for line in block.split(b"\n")[:-1]:
+                keys = decode_utf8(line)
+                if parse_time:
+                    event_ms(keys.eventTime)
+                n += 1
+    return n
+
+
 def best_times(fns, repeat: int) -> list[tuple[float, object]]:
     """The best time and last result of each function, their passes interleaved: a machine busy with other work
     slows both sides alike."""
@@ -125,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--breakdown", action="store_true", help="also time the reading without the fold")
     parser.add_argument("--json", action="store_true", help="one line for benchmarks/report.py")
     args = parser.parse_args(argv)
     from iceberg_lineage.jobs import read_jobs
@@ -135,7 +157,9 @@ def main(argv: list[str] | None = None) -> int:
         truth = generate(path, args.events, args.jobs, args.concurrency)
         print(f"generated {truth['events']:,} events ({path.stat().st_size / 2**20:.0f} MiB) of {args.jobs:,} jobs "
               f"in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-        (base_s, lines), (jobs_s, report) = best_times([lambda: baseline(path), lambda: read_jobs(path)], args.repeat)
+        extra = [lambda: keys_only(path), lambda: keys_only(path, parse_time=True)] if args.breakdown else []
+        (base_s, lines), (jobs_s, report), *floors = best_times(
+            [lambda: baseline(path), lambda: read_jobs(path), *extra], args.repeat)
         base_peak, jobs_peak = peak_mib(lambda: baseline(path)), peak_mib(lambda: read_jobs(path))
     totals = {state: sum(getattr(j, state) for j in report.jobs) for state in ("completed", "failed", "aborted", "open")}
     assert lines == report.events == truth["events"] and report.bad_lines == 0, (lines, report.events)
@@ -148,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
         "baseline_peak_mib": round(base_peak, 2), "jobs_peak_mib": round(jobs_peak, 1),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
+    for name, (seconds, n) in zip(("keys_decoded_only", "keys_and_event_time_only"), floors):
+        assert n == lines
+        result[f"speed_vs_baseline_{name}"] = round(base_s / seconds, 2)
     if args.json:
         print(json.dumps({"row": f"jobs, {report.events:,} events", "ratio": result["speed_vs_baseline"],
                           "baseline": "read + decode every line (msgspec)", "goal": GOAL, "higher_is_better": True,

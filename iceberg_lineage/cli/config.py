@@ -9,6 +9,7 @@ Exit codes: 0 printed (and, with ``--check``, everything reached); 1 a catalog o
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -91,9 +92,14 @@ def _plain(value: Any) -> Any:
 
 
 def _catalogs() -> list[dict[str, str]]:
-    """The configured catalogs and the file each came from (``environment``: ``PYICEBERG_CATALOG__*`` alone)."""
-    from iceberg_lineage.read.pyiceberg_config import load_pyiceberg_config
+    """The configured catalogs and the file each came from (``environment``: ``PYICEBERG_CATALOG__*`` alone). With
+    no ``.pyiceberg.yaml`` where PyIceberg looks and no ``PYICEBERG_*`` variable (PyIceberg reads them in any case),
+    there is none, and PyIceberg's configuration (pydantic with it, about 0.3 s) is not imported to say so."""
+    from iceberg_lineage.read.pyiceberg_config import ENV_PREFIX, load_pyiceberg_config, searched_files
 
+    if not any(name.upper().startswith(ENV_PREFIX) for name in os.environ) and \
+            not any(os.path.lexists(path) for path in searched_files()):
+        return []
     config = load_pyiceberg_config()
     return [{"name": name, "source": config.source(name)} for name in config.catalogs]
 

@@ -4,15 +4,17 @@ A YAML file is input we do not control: a FIFO would hang a plain read, ``/dev/z
 kB of aliases blow up when walked (PyYAML shares alias nodes; the walk is ours), a 50,000-deep sequence overflows
 the recursive composer, and ``.inf`` breaks arithmetic downstream. So: regular files only, a size cap, no anchors or
 aliases, a depth cap checked on the event stream (which is iterative) before anything is composed, and finite numbers.
-Errors name the file and a line and column, never the text.
+Errors name the file and a line and column, never the text. PyYAML is imported on the first file read: without a
+configuration file, a command (and a rescan) does not pay for it.
 """
 from __future__ import annotations
 
 import math
 import os
 import stat
+from functools import cache
 from pathlib import Path
-import yaml
+from typing import Any
 
 from iceberg_lineage.errors import ConfigError
 from iceberg_lineage.jsontypes import Json
@@ -21,7 +23,13 @@ from iceberg_lineage.jsontypes import Json
 MAX_YAML_BYTES = 1024 * 1024
 #: The deepest nesting of mappings and sequences accepted.
 MAX_YAML_DEPTH = 64
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@cache
+def _loader() -> Any:
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def read_yaml(path: str | Path, what: str) -> Json:
@@ -48,9 +56,11 @@ def read_yaml(path: str | Path, what: str) -> Json:
 
 def parse_yaml(text: str, source: str) -> Json:
     """The YAML document in ``text`` (from ``source``, named in errors), within the reader's limits."""
+    import yaml
+
     try:
         _check_events(text, source)
-        value = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader
+        value = yaml.load(text, Loader=_loader())  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         raise ConfigError(f"not valid YAML{position(exc)}", file=source) from None
     _check_numbers(value, source)
@@ -65,8 +75,10 @@ def position(exc: BaseException) -> str:
 
 
 def _check_events(text: str, source: str) -> None:
+    import yaml
+
     depth = 0
-    for event in yaml.parse(text, Loader=_LOADER):
+    for event in yaml.parse(text, Loader=_loader()):
         mark = event.start_mark
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise ConfigError(f"YAML anchors and aliases are not accepted (line {mark.line + 1}, column "

@@ -33,7 +33,7 @@ from iceberg_lineage.scan.sinks import ADVANCING, Sink, taken
 from iceberg_lineage.scan.summary import DeliveryPhase, Gap, ScanSummary, TableFailure, TableOutcome, TableStatus
 from iceberg_lineage.scan.task import MODES, Mode, PendingEvent, TableResult, TableTask
 from iceberg_lineage.state.store import EmittedSnapshot, StateStore, TrackedTable, Watermark
-from iceberg_lineage.stats.model import DEPTHS
+from iceberg_lineage.stats.depths import DEPTHS
 from iceberg_lineage.stats.parallel import open_executor
 
 
@@ -42,7 +42,8 @@ from iceberg_lineage.stats.parallel import open_executor
 TABLES_PER_TASK = 8
 #: What a table task imports (most of it lazily, on its first table): a worker process forked from a server that
 #: imported them once starts without importing them again (:func:`~iceberg_lineage.stats.parallel.open_executor`).
-TASK_MODULES = ("iceberg_lineage.scan.task", "iceberg_lineage.lineage.events", "iceberg_lineage.lineage.checks",
+TASK_MODULES = ("iceberg_lineage.scan.task", "iceberg_lineage.read.source", "iceberg_lineage.read.metadata_json",
+                "iceberg_lineage.read.rest_load", "iceberg_lineage.lineage.events", "iceberg_lineage.lineage.checks",
                 "iceberg_lineage.lineage.profiles", "iceberg_lineage.stats", "openlineage.client.event_v2",
                 "scan_reporters.commit_metrics", "pyiceberg.catalog.sql", "pyiceberg.io.pyarrow")
 

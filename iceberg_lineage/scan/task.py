@@ -13,13 +13,6 @@ from iceberg_lineage.config import Settings
 from iceberg_lineage.errors import CatalogError, IcebergLineageError
 from iceberg_lineage.lineage.tags import RUN_ID_PROPERTY, ownership, tagged
 from iceberg_lineage.read.catalogs import CatalogSpec, catalog_account, one_line
-from iceberg_lineage.read.files import local_path
-from iceberg_lineage.read.metadata import MetadataFile
-from iceberg_lineage.read.metadata_json import parse_metadata
-from iceberg_lineage.read.rest_load import asks_etag, load_with_etag
-from iceberg_lineage.read.source import (
-    LoadedTable, RelocatingIO, catalog_type_of, load_table_object, read_metadata_file,
-)
 from iceberg_lineage.scan.summary import Gap, TableFailure
 from iceberg_lineage.state.store import Watermark
 
@@ -27,6 +20,9 @@ if TYPE_CHECKING:
     from concurrent.futures import Executor
 
     from pyiceberg.catalog import Catalog
+
+    from iceberg_lineage.read.metadata import MetadataFile
+    from iceberg_lineage.read.source import LoadedTable
 
 Mode = Literal["history", "current"]
 MODES: tuple[str, ...] = ("history", "current")
@@ -130,6 +126,9 @@ def _load(task: TableTask) -> tuple[LoadedTable | None, str | None]:
     did not change since ``task.etag``. At the metadata location its listing gave, the file is read and parsed by us
     alone: PyIceberg's ``load_table`` would read and parse it too (a catalog query besides), and that was most of a
     summary-depth table. Anything unexpected there takes PyIceberg's way, with its errors as ever."""
+    from iceberg_lineage.read.rest_load import asks_etag, load_with_etag
+    from iceberg_lineage.read.source import load_table_object
+
     catalog = task.catalog.load()
     if task.metadata_location is not None:
         try:
@@ -154,6 +153,9 @@ def _load(task: TableTask) -> tuple[LoadedTable | None, str | None]:
 def _read_listed(catalog: Catalog, identifier: tuple[str, ...], metadata_location: str) -> LoadedTable:
     """What :func:`load_table_object` makes of ``catalog.load_table``, from the metadata file alone: the FileIO is
     the one PyIceberg's SQL and Glue catalogs give a table (catalog properties, then the table's)."""
+    from iceberg_lineage.read.metadata_json import parse_metadata
+    from iceberg_lineage.read.source import LoadedTable, RelocatingIO, catalog_type_of, read_metadata_file
+
     raw = read_metadata_file(catalog._load_file_io(location=metadata_location), metadata_location)
     metadata = parse_metadata(raw, metadata_location, ".".join(identifier))
     return LoadedTable(
@@ -172,6 +174,7 @@ def _manifest_executor(table: LoadedTable) -> Executor | None:
     """The pool for the table's manifest reads where they wait on a network (an object store); none for local files:
     decoding holds the GIL, so handing them to threads only adds their hand-offs (large local manifests are split
     across processes instead, :func:`~iceberg_lineage.stats.cache.fetch_partials`)."""
+    from iceberg_lineage.read.files import local_path
     from iceberg_lineage.stats.parallel import manifest_pool
 
     return None if local_path(table.metadata.metadata_location or table.metadata.location) is not None \

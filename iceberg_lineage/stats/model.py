@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from iceberg_lineage.read.metadata import DEFAULT_TARGET_FILE_SIZE
+from iceberg_lineage.stats.depths import DEPTHS, Depth, depth_at_least
 from iceberg_lineage.stats.forms import (
     CAMEL, SNAKE, Figure, JsonModel, bound_to_json, declared_figures, figure, json_field, not_json,
 )
@@ -23,15 +24,9 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 Source = Literal["summary", "manifest_list", "entries"]
-Depth = Literal["summary", "manifest_list", "entries"]
-DEPTHS: tuple[Depth, ...] = ("summary", "manifest_list", "entries")
 
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
-
-
-def depth_at_least(depth: Depth, wanted: Depth) -> bool:
-    return DEPTHS.index(depth) >= DEPTHS.index(wanted)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,10 @@ scanner, nor the jobs reader's decoder."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -32,8 +34,9 @@ print(json.dumps({"code": code, "heavy": heavy, "modules": modules}), file=sys.s
 """ % (HEAVY, MODULES)
 
 
-def probe(*args: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120)
+def probe(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> dict:
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=cwd)
     result = json.loads(proc.stderr.strip().splitlines()[-1])
     assert result["code"] in (0, None), proc.stderr
     return result
@@ -70,6 +73,30 @@ def test_check_without_emit_imports_nothing_heavy():
     assert probe("check", "--metadata", str(METADATA), "--format", "json") == {"code": 0, "heavy": [], "modules": []}
 
 
+def test_schema_reads_the_shipped_schema_without_openlineage():
+    assert probe("schema", "icebergTableStatistics") == {"code": 0, "heavy": [], "modules": []}
+
+
+def _home(tmp_path: Path) -> dict[str, str]:
+    """An environment whose home is ``tmp_path``, without PyIceberg's variables."""
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
+    return {**env, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "XDG_STATE_HOME": str(tmp_path / "state"), "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+
+
+def test_config_without_a_pyiceberg_configuration_imports_no_pyiceberg(tmp_path):
+    result = probe("config", "--format", "json", env=_home(tmp_path), cwd=tmp_path)
+    assert result["code"] == 0 and "pyiceberg" not in result["heavy"] and "pydantic" not in result["heavy"]
+
+
+def test_config_with_a_pyiceberg_file_or_variable_reads_it(tmp_path):
+    (tmp_path / ".pyiceberg.yaml").write_text("catalog:\n  lake:\n    uri: sqlite:///lake.db\n")
+    assert "pyiceberg" in probe("config", "--format", "json", env=_home(tmp_path), cwd=tmp_path)["heavy"]
+    (tmp_path / ".pyiceberg.yaml").unlink()
+    env = {**_home(tmp_path), "PYICEBERG_CATALOG__LAKE__URI": "sqlite:///lake.db"}
+    assert "pyiceberg" in probe("config", "--format", "json", env=env, cwd=tmp_path)["heavy"]
+
+
 def test_jobs_imports_its_decoder_and_nothing_heavy(tmp_path):
     events = tmp_path / "events.jsonl"
     events.write_text('{"eventType": "COMPLETE", "eventTime": "2026-03-01T00:00:00Z", "run": {"runId": "r"}, '
@@ -85,3 +112,13 @@ def test_scan_reporters_imports_pyiceberg_catalog_at_first_use_of_instrument():
             "print(before, middle, 'pyiceberg.catalog' in sys.modules, callable(f) and f.__module__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
     assert out.split() == ["False", "False", "True", "scan_reporters.instrument"]
+
+
+def test_a_rescan_imports_neither_yaml_nor_the_statistics_model_nor_the_rest_loader():
+    """What a scan imports before its first table (a rescan that skips every table loads none): no PyYAML without a
+    configuration file, the depth names without the statistics model, the table task without its readers."""
+    late = ("yaml", "iceberg_lineage.stats.model", "iceberg_lineage.read.rest_load")
+    code = ("import sys\nfrom iceberg_lineage.config import Settings\nfrom iceberg_lineage.scan.driver import scan\n"
+            "Settings()\nprint(sorted(m for m in %r if m in sys.modules))" % (late,))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert out.split() == ["[]"]
