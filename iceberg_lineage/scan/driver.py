@@ -261,8 +261,9 @@ class _Driver:
         previous = self.state.get(result.identity)
         watermark, gap = task.watermark, result.gap
         if result.identity != task.expected_identity:
-            # a renamed (or re-created) table: the worker could not know its watermark; filter here
-            watermark = self.state.watermark(result.identity)
+            # a renamed (or re-created) table: the worker could not know its watermark; filter here (a table never
+            # recorded has emitted nothing: its snapshots are only ever written with its row)
+            watermark = self.state.watermark(result.identity) if previous is not None else Watermark()
             gap = gap if previous is None else None
         name = self._name(result, task, previous)
         history = self.options.mode == "history"
