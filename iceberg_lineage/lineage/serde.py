@@ -8,7 +8,7 @@ import json
 import uuid
 from contextvars import ContextVar
 from enum import Enum
-from typing import Any, Iterator, Mapping, NamedTuple, TypeVar, Union
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, TypeVar, Union
 
 import attr
 
@@ -33,14 +33,23 @@ def to_json(event: Event | Mapping[str, object]) -> str:
     the pass does not know goes the ``Serde`` way, so the text is the same whatever an event holds."""
     if isinstance(event, Mapping):
         return Serde.to_json(event)
+    return _once(event, _object_json)
+
+
+def _object_json(event: Event) -> str:
+    try:
+        return json.dumps(_plain(event), sort_keys=True)
+    except _Unknown:
+        return Serde.to_json(event)
+
+
+def _once(event: object, dump: Callable[[Any], str]) -> str:
+    """``dump(event)``, or inside :func:`serialised_once` the text it gave this very event before."""
     memo = _MEMO.get()
     texts = memo.texts if memo is not None else None
     if texts is not None and (seen := texts.get(id(event))) is not None and seen[0] is event:
         return seen[1]
-    try:
-        text = json.dumps(_plain(event), sort_keys=True)
-    except _Unknown:
-        text = Serde.to_json(event)
+    text = dump(event)
     if texts is not None:
         texts[id(event)] = (event, text)
     return text
@@ -226,7 +235,12 @@ _SPECS: dict[type, tuple[dict[str, str], dict[str, Any], tuple[tuple[str, Any], 
 
 def plain_json(event: Mapping[str, Any]) -> str:
     """The text of an event built in plain form (:func:`make`): already what :func:`to_json` would convert an object
-    to, so only dumped."""
+    to, so only dumped; inside :func:`serialised_once`, once (an event measured against the byte budget is sent as
+    it was measured)."""
+    return _once(event, _sorted_json)
+
+
+def _sorted_json(event: Mapping[str, Any]) -> str:
     return json.dumps(event, sort_keys=True)
 
 

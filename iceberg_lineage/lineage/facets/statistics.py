@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import json
 import math
 from importlib import resources
@@ -180,18 +181,25 @@ def _figures(stats: SnapshotStats) -> tuple[dict[str, Any], dict[str, str]]:
     under the same dotted paths."""
     groups: dict[str, Any] = {}
     sources: dict[str, str] = {}
-    for name, figure in SnapshotStats.figures().items():
+    known = stats.sources
+    for name, path, group, key in _figure_paths():
         value = getattr(stats, name)
         if value is None:
             continue
-        group, _, key = figure.path.partition(".")
         if key:
             groups.setdefault(group, {})[key] = value
         else:
             groups[group] = value
-        if name in stats.sources:
-            sources[figure.path] = stats.sources[name]
+        if name in known:
+            sources[path] = known[name]
     return groups, sources
+
+
+@functools.lru_cache(maxsize=None)
+def _figure_paths() -> tuple[tuple[str, str, str, str], ...]:
+    """Each declared figure's field name, path, and the path's group and key (read for every snapshot)."""
+    return tuple((name, figure.path, *figure.path.partition(".")[::2])
+                 for name, figure in SnapshotStats.figures().items())
 
 
 def statistics_facet(
