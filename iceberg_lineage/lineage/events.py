@@ -1,17 +1,17 @@
 """OpenLineage events of an Iceberg table: one run per snapshot, dataset-only state events, and lifecycle runs.
 
 Events are pure values built with openlineage-python's classes, or (``plain``, as the scanner builds them) as the
-very JSON those objects serialise to, by the same builders (:func:`~iceberg_lineage.lineage.serde.make`). Run ids of snapshots are deterministic (UUIDv7 at
-the snapshot's timestamp, hashed from table identity and snapshot id), so emitting the same history twice gives
-the same runs; :func:`~iceberg_lineage.lineage.serde.to_json` sorts keys, so the JSON is byte-identical apart
-from ``captureDate``.
+very JSON those objects serialise to, by the same builders (:func:`~iceberg_lineage.lineage.serde.make`). Run ids
+of snapshots are deterministic (UUIDv7 at the snapshot's timestamp, hashed from table identity and snapshot id), so
+emitting the same history twice gives the same runs; :func:`~iceberg_lineage.lineage.serde.to_json` sorts keys, so
+the JSON is byte-identical apart from ``captureDate``.
 """
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
 import json
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, Literal, Mapping, TypeVar
 from uuid import UUID
 
 import attr

@@ -133,3 +133,18 @@ def test_make_fills_defaults_and_drops_nulls():
     assert text == Serde.to_json(build(False))
     assert json.loads(text)["job"]["facets"]["schema"]["fields"] == [{"name": "a", "type": "int"}]
     assert json.loads(text)["run"] == {"runId": "01890000-0000-7000-8000-000000000001", "facets": {}}
+
+
+def test_a_schema_as_deep_as_the_reader_accepts_is_the_same_plain(tmp_path):
+    """A schema nested far deeper than the schema facet lists (see test_deep_schema, which goes deeper from a
+    command's own stack): plain parts are not walked again, so building it plain recurses no deeper than the
+    objects' serialisation does, and gives the same bytes."""
+    from iceberg_lineage.read.source import open_table
+    from tests.lineage.test_deep_schema import _deep_table
+    from tests.support.fixture_tables import EDITABLE_TABLE, fixture_relocation
+
+    path = _deep_table(tmp_path, 200)
+    table = open_table(str(path), relocate=fixture_relocation(EDITABLE_TABLE))
+    objects, plain = _both(table, Settings(), "summary")
+    for snapshot_id, events in objects.items():
+        assert [plain_json(e) for e in plain[snapshot_id]] == [Serde.to_json(e) for e in events]

@@ -35,7 +35,8 @@ def output_statistics_facet(
     if all(v is None for v in values):
         return None
     return make(
-        output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet, plain, rowCount=values[0], size=values[1], fileCount=values[2], **PRODUCED
+        output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet, plain,
+        rowCount=values[0], size=values[1], fileCount=values[2], **PRODUCED
     )
 
 

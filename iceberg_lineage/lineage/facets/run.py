@@ -36,4 +36,5 @@ def processing_engine_facet(summary: Mapping[str, str], *, plain: bool = False
 
 
 def job_type_facet(job_type: str, *, plain: bool = False) -> job_type_job.JobTypeJobFacet:
-    return make(job_type_job.JobTypeJobFacet, plain, processingType="BATCH", integration="ICEBERG", jobType=job_type, **PRODUCED)
+    return make(job_type_job.JobTypeJobFacet, plain, processingType="BATCH", integration="ICEBERG", jobType=job_type,
+                **PRODUCED)

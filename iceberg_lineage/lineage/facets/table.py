@@ -52,7 +52,8 @@ def schema_facet(schema: Schema, *, plain: bool = False) -> schema_dataset.Schem
 
     def convert(fields: tuple[Field, ...], depth: int) -> list[schema_dataset.SchemaDatasetFacetFields]:
         return [
-            make(schema_dataset.SchemaDatasetFacetFields, plain,
+            make(
+                schema_dataset.SchemaDatasetFacetFields, plain,
                 name=f.name, type=f.type, description=f.doc, ordinal_position=i,
                 fields=(convert(f.children, depth + 1) if depth < MAX_SCHEMA_DEPTH else None) or None,
             )
@@ -84,7 +85,8 @@ def catalog_facet(table: LoadedTable, *, plain: bool = False) -> catalog_dataset
 
 def storage_facet(properties: Mapping[str, str], *, plain: bool = False) -> storage_dataset.StorageDatasetFacet:
     return make(
-        storage_dataset.StorageDatasetFacet, plain, storageLayer="iceberg", fileFormat=properties.get("write.format.default", "parquet").lower(), **PRODUCED
+        storage_dataset.StorageDatasetFacet, plain,
+        storageLayer="iceberg", fileFormat=properties.get("write.format.default", "parquet").lower(), **PRODUCED
     )
 
 
@@ -99,14 +101,15 @@ def documentation_facet(properties: Mapping[str, str], *, plain: bool = False
         if comment else None
 
 
-def ownership_facet(properties: Mapping[str, str], *, plain: bool = False) -> ownership_dataset.OwnershipDatasetFacet | None:
+def ownership_facet(properties: Mapping[str, str], *, plain: bool = False
+                    ) -> ownership_dataset.OwnershipDatasetFacet | None:
     """The ``owner`` property as an owner URN (``user:<name>`` unless it already has a prefix)."""
     owner = properties.get("owner")
     if not owner:
         return None
     name = owner if ":" in owner else f"user:{owner}"
-    return make(ownership_dataset.OwnershipDatasetFacet, plain, owners=[make(ownership_dataset.Owner, plain, name=name)],
-                **PRODUCED)
+    owners = [make(ownership_dataset.Owner, plain, name=name)]
+    return make(ownership_dataset.OwnershipDatasetFacet, plain, owners=owners, **PRODUCED)
 
 
 def lifecycle_facet(
