@@ -1,15 +1,17 @@
 """OpenLineage events of an Iceberg table: one run per snapshot, dataset-only state events, and lifecycle runs.
 
-Events are pure values built with openlineage-python's classes. Run ids of snapshots are deterministic (UUIDv7 at
-the snapshot's timestamp, hashed from table identity and snapshot id), so emitting the same history twice gives
-the same runs; :func:`~iceberg_lineage.lineage.serde.to_json` sorts keys, so the JSON is byte-identical apart
-from ``captureDate``.
+Events are pure values built with openlineage-python's classes, or (``plain``, as the scanner builds them) as the
+very JSON those objects serialise to, by the same builders (:func:`~iceberg_lineage.lineage.serde.make`). Run ids
+of snapshots are deterministic (UUIDv7 at the snapshot's timestamp, hashed from table identity and snapshot id), so
+emitting the same history twice gives the same runs; :func:`~iceberg_lineage.lineage.serde.to_json` sorts keys, so
+the JSON is byte-identical apart from ``captureDate``.
 """
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, TypeVar
+import json
+from typing import TYPE_CHECKING, Callable, Iterable, Literal, Mapping, TypeVar
 from uuid import UUID
 
 import attr
@@ -29,6 +31,8 @@ from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage.facets import COMMIT_REPORT_KEY, STATISTICS_KEY
 from iceberg_lineage.lineage import facets as fb
 from iceberg_lineage.lineage.budget import trim
+from iceberg_lineage.lineage.objects import part
+from iceberg_lineage.lineage.serde import from_plain, make, plain_json, to_json
 from iceberg_lineage.read.metadata import Schema
 from iceberg_lineage.lineage.naming import dataset_identity, table_parts
 from iceberg_lineage.lineage.runs import application_of, application_ref, parent_facet
@@ -79,10 +83,15 @@ def _fit(build: Callable[[], _E], stats: SnapshotStats | None, max_bytes: int) -
 
     Only events with column statistics are measured here: without them an event is far smaller, and serialising
     to measure would double the cost of every hook event (a consumer profile with a lower limit measures every
-    event before it is sent)."""
+    event before it is sent). An event in plain form is measured as it is, and only one over the budget becomes
+    objects to be trimmed (then plain again)."""
     event = build()
     if stats is None or not stats.columns:
         return event
+    if isinstance(event, dict):
+        if len(plain_json(event).encode()) <= max_bytes:
+            return event
+        return json.loads(to_json(trim(from_plain(event), max_bytes).event))  # type: ignore[return-value]
     return trim(event, max_bytes).event  # type: ignore[return-value]
 
 
@@ -106,6 +115,7 @@ def snapshot_run_event(
     capture_time: dt.datetime | None = None,
     elapsed_ms: int | None = None,
     shared: TableFacets | None = None,
+    plain: bool = False,
 ) -> RunEvent:
     """The run that produced one snapshot, with the table (at that snapshot) as its output.
 
@@ -118,9 +128,11 @@ def snapshot_run_event(
     (a scanner reading history) the run is instant: nothing says how long it took. ``elapsed_ms`` moves the end
     the same way where only the run's time is known, not the commit's own metrics (the proxy measured how long the
     catalog took to answer the commit). ``shared``: the table's facets, shared with its other snapshots' events.
+    ``plain``: the event in its JSON form (:func:`~iceberg_lineage.lineage.serde.make`), as ``shared`` has it if given.
     """
     md = table.metadata
-    shared = shared or TableFacets(table, settings)
+    shared = shared or TableFacets(table, settings, plain=plain)
+    plain = shared.plain
     before = parent_schema if parent_schema is not None else shared.parent_schema(stats)
     change = fb.schema_change(before, shared.snapshot_schema(stats)) if before is not None else None
     lifecycle = fb.snapshot_lifecycle(stats, change is not None)
@@ -131,31 +143,34 @@ def snapshot_run_event(
 
     application = application_of(summary)
     run_facets = present({
-        "externalQuery": fb.external_query_facet(summary),
-        "processing_engine": fb.processing_engine_facet(summary),
+        "externalQuery": fb.external_query_facet(summary, plain=plain),
+        "processing_engine": fb.processing_engine_facet(summary, plain=plain),
         # the engine application that committed (spark.app.id, flink.job-id): the bridge's application run
-        "parent": parent_facet(application_ref(*application, settings.job.namespace)) if application else None,
+        "parent": parent_facet(application_ref(*application, settings.job.namespace), plain=plain)
+        if application else None,
     })
     output_facets = present({
-        "outputStatistics": fb.output_statistics_facet(stats),
+        "outputStatistics": fb.output_statistics_facet(stats, plain=plain),
         COMMIT_REPORT_KEY: fb.commit_report_facet(
-            stats.snapshot_id, stats.sequence_number, summary, duration_ms=duration_ms, attempts=attempts
+            stats.snapshot_id, stats.sequence_number, summary, duration_ms=duration_ms, attempts=attempts,
+            plain=plain,
         ),
     })
 
     def build() -> RunEvent:
         facets = shared.of_snapshot(stats, change, capture)
         if lifecycle is not None:
-            facets["lifecycleStateChange"] = fb.lifecycle_facet(lifecycle)
-        return RunEvent(
+            facets["lifecycleStateChange"] = fb.lifecycle_facet(lifecycle, plain=plain)
+        return make(
+            RunEvent, plain,
             eventType=event_type,
             eventTime=fb.iso_time(fb.ms_to_datetime(stats.timestamp_ms + (duration_ms or elapsed_ms or 0))),
-            run=Run(runId=str(run_id or snapshot_run_id(md.identity, stats.snapshot_id, stats.timestamp_ms)),
-                    facets=run_facets),
-            job=Job(namespace=settings.job.namespace, name=job_name(table, engine_name),
-                    facets=shared.job_facets("COMMIT")),
-            outputs=[OutputDataset(namespace=identity.namespace, name=identity.name, facets=facets,
-                                   outputFacets=output_facets)],
+            run=make(Run, plain, runId=str(run_id or snapshot_run_id(md.identity, stats.snapshot_id,
+                                                                     stats.timestamp_ms)), facets=run_facets),
+            job=make(Job, plain, namespace=settings.job.namespace, name=job_name(table, engine_name),
+                     facets=shared.job_facets("COMMIT")),
+            outputs=[make(OutputDataset, plain, namespace=identity.namespace, name=identity.name, facets=facets,
+                          outputFacets=output_facets)],
             producer=fb.PRODUCER,
         )
 
@@ -169,21 +184,24 @@ def start_event(terminal: RunEvent, started_at: dt.datetime | None = None) -> Ru
 
     No outputs: the terminal event carries them. Marquez makes a dataset version of every output of every run event,
     so a START listing the table made a second, facet-less version per snapshot (it reuses the current version of an
-    input instead)."""
+    input instead). In the terminal event's form (objects, or plain)."""
+    plain = isinstance(terminal, dict)
 
-    def identity(dataset: InputDataset | OutputDataset) -> dict[str, Any]:
-        return {"namespace": dataset.namespace, "name": dataset.name,
-                "facets": {k: v for k, v in (dataset.facets or {}).items() if k == "symlinks"}}
+    def identity(dataset: InputDataset | OutputDataset) -> InputDataset:
+        return make(InputDataset, plain, namespace=part(dataset, "namespace"), name=part(dataset, "name"),
+                    facets={k: v for k, v in (part(dataset, "facets") or {}).items() if k == "symlinks"})
 
-    run_facets = {k: v for k, v in (terminal.run.facets or {}).items() if k != "errorMessage"}
-    return RunEvent(
+    run = part(terminal, "run")
+    run_facets = {k: v for k, v in (part(run, "facets") or {}).items() if k != "errorMessage"}
+    return make(
+        RunEvent, plain,
         eventType=RunState.START,
-        eventTime=fb.iso_time(started_at) if started_at is not None else terminal.eventTime,
-        run=Run(runId=terminal.run.runId, facets=run_facets),
-        job=terminal.job,
-        inputs=[InputDataset(**identity(i)) for i in terminal.inputs or ()],
+        eventTime=fb.iso_time(started_at) if started_at is not None else part(terminal, "eventTime"),
+        run=make(Run, plain, runId=part(run, "runId"), facets=run_facets),
+        job=part(terminal, "job"),
+        inputs=[identity(i) for i in part(terminal, "inputs") or ()],
         outputs=[],
-        producer=terminal.producer,
+        producer=part(terminal, "producer"),
     )
 
 
@@ -229,20 +247,23 @@ def snapshot_runs(
     table: LoadedTable, snapshot_ids: Iterable[int], settings: Settings, *, depth: str,
     owners: Mapping[int, Ownership] | None = None, capture_time: dt.datetime | None = None,
     executor: Executor | None = None, cache: ManifestCache | None = None, elapsed_ms: int | None = None,
+    plain: bool = False,
 ) -> dict[int, list[RunEvent]]:
     """The events each snapshot's run is reported with, as the scanner and the REST bridge send them: START and
     COMPLETE of its run (:func:`with_start`, :func:`snapshot_run_event`) at ``depth``, or for a snapshot in ``owners``
     (tagged by the hook) the rebuild of its owner's events (:func:`owned_run_events`). A run of its own starts at
-    the snapshot's time and lasts ``elapsed_ms`` where it was measured (the proxy), else it is instant."""
+    the snapshot's time and lasts ``elapsed_ms`` where it was measured (the proxy), else it is instant. ``plain``: the
+    events of runs of their own in plain form (:func:`snapshot_run_event`); an owner's rebuild is always objects."""
     history = table_history(table, depth=depth, columns=settings.column_stats,  # type: ignore[arg-type]
                             snapshot_ids=list(snapshot_ids), executor=executor, cache=cache)
     runs: dict[int, list[RunEvent]] = {}
-    shared = TableFacets(table, settings)
+    shared = TableFacets(table, settings, plain=plain)
     for stats in history:
         owner = (owners or {}).get(stats.snapshot_id)
         event = snapshot_run_event(table, stats, settings, capture_time=capture_time,
                                    elapsed_ms=None if owner is not None else elapsed_ms, shared=shared)
-        runs[stats.snapshot_id] = (owned_run_events(event, owner, start=settings.events.start_events)
+        runs[stats.snapshot_id] = (owned_run_events(from_plain(event) if plain else event, owner,
+                                                    start=settings.events.start_events)
                                    if owner is not None
                                    else with_start(event, settings, fb.ms_to_datetime(stats.timestamp_ms)))
     return runs

@@ -3,7 +3,8 @@ dict (the events a scanner worker built keep their facets as dicts): what the sh
 round trip. A copy never changes the original (:func:`attr.evolve`)."""
 from __future__ import annotations
 
-from typing import Any, Mapping, TypeVar, Union
+from collections.abc import Mapping
+from typing import Any, TypeVar, Union
 
 import attr
 from openlineage.client.utils import RedactMixin

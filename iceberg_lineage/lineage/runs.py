@@ -14,6 +14,7 @@ from openlineage.client.uuid import generate_new_uuid
 
 from iceberg_lineage._version import __version__
 from iceberg_lineage.lineage import facets as fb
+from iceberg_lineage.lineage.serde import make
 
 
 def new_run_id() -> str:
@@ -67,15 +68,17 @@ class RunRef:
         return facets
 
 
-def parent_facet(parent: RunRef) -> parent_run.ParentRunFacet:
+def parent_facet(parent: RunRef, *, plain: bool = False) -> parent_run.ParentRunFacet:
     """The ``parent`` facet of a run nested in ``parent`` (its root: the outermost run)."""
     root = parent.root
-    return parent_run.ParentRunFacet(
-        run=parent_run.Run(runId=parent.run_id),
-        job=parent_run.Job(namespace=parent.job_namespace, name=parent.job_name),
-        root=parent_run.Root(
-            run=parent_run.RootRun(runId=root.run_id),
-            job=parent_run.RootJob(namespace=root.job_namespace, name=root.job_name),
+    return make(
+        parent_run.ParentRunFacet, plain,
+        run=make(parent_run.Run, plain, runId=parent.run_id),
+        job=make(parent_run.Job, plain, namespace=parent.job_namespace, name=parent.job_name),
+        root=make(
+            parent_run.Root, plain,
+            run=make(parent_run.RootRun, plain, runId=root.run_id),
+            job=make(parent_run.RootJob, plain, namespace=root.job_namespace, name=root.job_name),
         ),
         producer=fb.PRODUCER,
     )

@@ -8,7 +8,7 @@ import json
 import uuid
 from contextvars import ContextVar
 from enum import Enum
-from typing import Any, Iterator, Mapping, NamedTuple, Union
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, TypeVar, Union
 
 import attr
 
@@ -33,14 +33,23 @@ def to_json(event: Event | Mapping[str, object]) -> str:
     the pass does not know goes the ``Serde`` way, so the text is the same whatever an event holds."""
     if isinstance(event, Mapping):
         return Serde.to_json(event)
+    return _once(event, _object_json)
+
+
+def _object_json(event: Event) -> str:
+    try:
+        return json.dumps(_plain(event), sort_keys=True)
+    except _Unknown:
+        return Serde.to_json(event)
+
+
+def _once(event: object, dump: Callable[[Any], str]) -> str:
+    """``dump(event)``, or inside :func:`serialised_once` the text it gave this very event before."""
     memo = _MEMO.get()
     texts = memo.texts if memo is not None else None
     if texts is not None and (seen := texts.get(id(event))) is not None and seen[0] is event:
         return seen[1]
-    try:
-        text = json.dumps(_plain(event), sort_keys=True)
-    except _Unknown:
-        text = Serde.to_json(event)
+    text = dump(event)
     if texts is not None:
         texts[id(event)] = (event, text)
     return text
@@ -93,6 +102,8 @@ def _plain(value: Any) -> Any:  # noqa: ANN401 - arbitrary JSON
 
 def _converter(kind: type) -> Any:  # noqa: ANN401
     """How :func:`_plain` converts a value of this type (looked up once per type)."""
+    if kind is Plain:
+        return _same
     if attr.has(kind):
         return _attrs_converter(tuple(a.name for a in attr.fields(kind)))
     if issubclass(kind, dict):
@@ -110,6 +121,10 @@ def _converter(kind: type) -> Any:  # noqa: ANN401
 
 def _unknown(value: Any) -> Any:  # noqa: ANN401
     raise _Unknown
+
+
+def _same(value: Any) -> Any:  # noqa: ANN401
+    return value
 
 
 def _attrs_converter(names: tuple[str, ...]) -> Any:  # noqa: ANN401
@@ -160,13 +175,86 @@ def _plain_list(value: list | tuple) -> list[Any]:
 _CONVERTERS: dict[type, Any] = {}
 
 
+_T = TypeVar("_T")
+
+
+class Plain(dict):  # type: ignore[type-arg]
+    """A part built in plain form (:func:`make`): already converted, so :func:`_plain` takes it as it is (an event's
+    facets are not walked again when the event is made of them). Never changed once made."""
+
+    __slots__ = ()
+
+
+def make(kind: type[_T], plain: bool, /, **fields: Any) -> _T | dict[str, Any]:  # noqa: ANN401
+    """``kind(**fields)``, an openlineage-python (attrs) object, or with ``plain`` the JSON form that object
+    serialises to (:func:`_plain`), built without the object: its validators and the walk that converts it were most
+    of a scanned snapshot's cost. One builder thus gives both forms, and the scanner, which only ever sends JSON,
+    builds dicts. ``fields`` are given as ``kind`` takes them; in plain form they may hold plain parts or objects.
+    The plain form is a :class:`Plain` dict."""
+    if not plain:
+        return kind(**fields)
+    spec = _SPECS.get(kind)
+    if spec is None:
+        spec = _SPECS[kind] = _spec(kind)
+    names, defaults, factories = spec
+    out = Plain(defaults)
+    for name, factory in factories:  # a fresh one each time, as the object gets
+        out[name] = factory()
+    for alias, value in fields.items():
+        if type(value) not in _ATOMIC:
+            value = _plain(value)
+        if value is not None:
+            out[names[alias]] = value
+        else:
+            out.pop(names[alias], None)
+    return out
+
+
+def _spec(kind: type) -> tuple[dict[str, str], dict[str, Any], tuple[tuple[str, Any], ...]]:
+    """Per attrs class: the JSON name of each init argument (``producer`` is a facet's ``_producer``), the values an
+    object has when they are not given (defaults, and the ``schemaURL`` its ``__attrs_post_init__`` sets) in plain
+    form, and the factories of the others (an empty list or dict)."""
+    names, defaults, factories = {}, {}, []
+    for field in attr.fields(kind):
+        names[field.alias] = field.name
+        if isinstance(field.default, attr.Factory):  # type: ignore[arg-type]
+            factories.append((field.name, field.default.factory))  # type: ignore[union-attr]
+            continue
+        if field.name in ("schemaURL", "_schemaURL"):
+            value = kind._get_schema()  # type: ignore[attr-defined]
+        else:
+            value = None if field.default is attr.NOTHING else field.default
+        if (value := _plain(value)) is not None:
+            defaults[field.name] = value
+    return names, defaults, tuple(factories)
+
+
+#: :func:`make`'s names and defaults by class.
+_SPECS: dict[type, tuple[dict[str, str], dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
+
+
+def plain_json(event: Mapping[str, Any]) -> str:
+    """The text of an event built in plain form (:func:`make`): already what :func:`to_json` would convert an object
+    to, so only dumped; inside :func:`serialised_once`, once (an event measured against the byte budget is sent as
+    it was measured)."""
+    return _once(event, _sorted_json)
+
+
+def _sorted_json(event: Mapping[str, Any]) -> str:
+    return json.dumps(event, sort_keys=True)
+
+
 def from_json(text: str) -> Event:
     """An openlineage-python event object from our own event JSON, for ``Delivery.emit`` (scanner workers return JSON).
 
     Facets stay plain dicts: openlineage-python serialises them as they are, so the delivered JSON is the JSON the
     worker built.
     """
-    d = json.loads(text)
+    return from_plain(json.loads(text))
+
+
+def from_plain(d: Mapping[str, Any]) -> Event:
+    """:func:`from_json` of an event's JSON form already parsed (or built plain, :func:`make`)."""
     common = {"eventTime": d["eventTime"], "producer": d.get("producer", "")}
     if "dataset" in d:
         ds = d["dataset"]

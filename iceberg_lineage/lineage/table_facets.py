@@ -23,11 +23,15 @@ def present(facets: dict[str, Any]) -> dict[str, Any]:
 class TableFacets:
     """One table's facets as its events need them. Facet objects are shared, never the dicts that hold them: an
     event's dicts are its own (openlineage's client adds facets to them in place as it emits), and the objects are
-    never changed once built (the byte budget evolves copies, :mod:`~iceberg_lineage.lineage.budget`)."""
+    never changed once built (the byte budget evolves copies, :mod:`~iceberg_lineage.lineage.budget`).
 
-    def __init__(self, table: LoadedTable, settings: Settings) -> None:
+    ``plain``: the facets in their JSON form (:func:`~iceberg_lineage.lineage.serde.make`), as the scanner builds its
+    events; the events built with them are in that form too."""
+
+    def __init__(self, table: LoadedTable, settings: Settings, *, plain: bool = False) -> None:
         self.table = table
         self.settings = settings
+        self.plain = plain
         self.identity: DatasetIdentity = dataset_identity(table, settings)
         self._by_schema: dict[int, tuple[Schema, dict[str, Any]]] = {}
         self._job_types: dict[str, Any] = {}
@@ -36,31 +40,31 @@ class TableFacets:
         """Facets that describe the table itself at ``schema``, whatever the snapshot."""
         cached = self._by_schema.get(id(schema))
         if cached is None or cached[0] is not schema:
-            props = self.table.metadata.properties
+            props, plain = self.table.metadata.properties, self.plain
             cached = self._by_schema[id(schema)] = (schema, present({
-                "schema": fb.schema_facet(schema),
-                "catalog": fb.catalog_facet(self.table),
-                "storage": fb.storage_facet(props),
-                "datasetType": fb.dataset_type_facet(),
-                "symlinks": fb.symlinks_facet(self.identity.symlinks),
-                "documentation": fb.documentation_facet(props),
-                "ownership": fb.ownership_facet(props),
+                "schema": fb.schema_facet(schema, plain=plain),
+                "catalog": fb.catalog_facet(self.table, plain=plain),
+                "storage": fb.storage_facet(props, plain=plain),
+                "datasetType": fb.dataset_type_facet(plain=plain),
+                "symlinks": fb.symlinks_facet(self.identity.symlinks, plain=plain),
+                "documentation": fb.documentation_facet(props, plain=plain),
+                "ownership": fb.ownership_facet(props, plain=plain),
             }))
         return dict(cached[1])
 
     def of_snapshot(self, stats: SnapshotStats, change: dict[str, Any] | None, capture: dt.datetime) -> dict[str, Any]:
         """The table's facets at one snapshot: its schema's, then its version and statistics."""
         facets = self.of_table(self.snapshot_schema(stats))
-        facets["version"] = fb.version_facet(stats.snapshot_id)
-        facets["dataQualityMetrics"] = fb.data_quality_facet(stats, capture)
-        facets[STATISTICS_KEY] = fb.statistics_facet(stats, change)
+        facets["version"] = fb.version_facet(stats.snapshot_id, plain=self.plain)
+        facets["dataQualityMetrics"] = fb.data_quality_facet(stats, capture, plain=self.plain)
+        facets[STATISTICS_KEY] = fb.statistics_facet(stats, change, plain=self.plain)
         return facets
 
     def job_facets(self, kind: str) -> dict[str, Any]:
         """A job's facets: its ``jobType``."""
         facet = self._job_types.get(kind)
         if facet is None:
-            facet = self._job_types[kind] = fb.job_type_facet(kind)
+            facet = self._job_types[kind] = fb.job_type_facet(kind, plain=self.plain)
         return {"jobType": facet}
 
     def snapshot_schema(self, stats: SnapshotStats) -> Schema:

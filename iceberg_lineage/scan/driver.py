@@ -37,6 +37,9 @@ from iceberg_lineage.stats.depths import DEPTHS
 from iceberg_lineage.stats.parallel import open_executor
 
 
+#: Tables recorded in the state per transaction at most (and at least once a second, :meth:`StateStore.batch`): a
+#: commit per table was a tenth of a small table's scan.
+TABLES_PER_WRITE = 64
 #: Tables per task on processes and Dask, where each task costs pickling and the executor's bookkeeping (threads
 #: take one table per task: nothing is pickled, and a stuck table can be abandoned alone).
 TABLES_PER_TASK = 8
@@ -116,7 +119,8 @@ def scan(
 def _walk(run: "_Driver", options: ScanOptions, settings: Settings, on_listed: Callable[[int], None]) -> None:
     """Discover, read and deliver every table, then the catalog changes."""
     batch = 1 if options.executor == "threads" else TABLES_PER_TASK
-    with open_executor(options.executor, options.workers, options.dask_scheduler, preload=TASK_MODULES) as executor:
+    with open_executor(options.executor, options.workers, options.dask_scheduler, preload=TASK_MODULES) as executor, \
+            run.state.batch(tables=TABLES_PER_WRITE):
         limit = 4 * (options.workers or 8) * batch
         pending = InFlight(executor, settings.scan.table_timeout_s, batch)
         for spec in options.catalogs:
@@ -262,8 +266,9 @@ class _Driver:
         previous = self.state.get(result.identity)
         watermark, gap = task.watermark, result.gap
         if result.identity != task.expected_identity:
-            # a renamed (or re-created) table: the worker could not know its watermark; filter here
-            watermark = self.state.watermark(result.identity)
+            # a renamed (or re-created) table: the worker could not know its watermark; filter here (a table never
+            # recorded has emitted nothing: its snapshots are only ever written with its row)
+            watermark = self.state.watermark(result.identity) if previous is not None else Watermark()
             gap = gap if previous is None else None
         name = self._name(result, task, previous)
         history = self.options.mode == "history"

@@ -217,15 +217,18 @@ def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
     if to_walk:
         from iceberg_lineage.lineage.checks import snapshot_alert_run
         from iceberg_lineage.lineage.events import snapshot_runs, with_start
-        from iceberg_lineage.lineage.serde import serialised_once, to_json
+        from iceberg_lineage.lineage.objects import part
+        from iceberg_lineage.lineage.serde import plain_json, serialised_once, to_json
         from iceberg_lineage.stats import ManifestCache
 
         with serialised_once():  # the events measured against the byte budget are not serialised again
+            # plain: the events are built as the JSON they are sent as, never as objects (an owner's rebuild is)
             runs = snapshot_runs(table, to_walk, task.settings, depth=task.depth, owners=owners,
                                  capture_time=task.capture_time, executor=_manifest_executor(table),
-                                 cache=ManifestCache())
+                                 cache=ManifestCache(), plain=True)
             for snapshot_id, built in runs.items():
-                events[snapshot_id] = (built[-1].run.runId, tuple(to_json(e) for e in built))
+                events[snapshot_id] = (part(part(built[-1], "run"), "runId"),
+                                       tuple(plain_json(e) if isinstance(e, dict) else to_json(e) for e in built))
         for snapshot_id in runs:  # a schema change: the snapshot's checks run follows its own events
             found, check = snapshot_alert_run(table, snapshot_id, task.settings)
             if check is not None:

@@ -132,6 +132,9 @@ class StateStore:
         self.destination: str | None = None
         #: inside :meth:`batch`: the advances to write at its end
         self._batched: list[tuple[TrackedTable, tuple[EmittedSnapshot, ...]]] | None = None
+        #: inside a :meth:`batch` with limits: its tables and seconds, and when it writes next at the latest
+        self._limits: tuple[int, float] | None = None
+        self._write_by = 0.0
 
     # -- reads -------------------------------------------------------------------------------------------------------
     def get(self, identity: str) -> TrackedTable | None:
@@ -226,25 +229,33 @@ class StateStore:
         recorded one; its markers of being fully emitted are written as given) and add its newly emitted snapshots.
         Inside :meth:`batch`, at the batch's end."""
         self._check_writable()
-        if self._batched is not None:
-            self._batched.append((table, tuple(snapshots)))
-        else:
+        if self._batched is None:
             self._write([(table, tuple(snapshots))])
+            return
+        self._batched.append((table, tuple(snapshots)))
+        if self._limits is not None and (len(self._batched) >= self._limits[0] or time.monotonic() >= self._write_by):
+            self._write(self._batched)
+            self._batched, self._write_by = [], time.monotonic() + self._limits[1]
 
     @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self, *, tables: int | None = None, seconds: float = 1.0) -> Iterator[None]:
         """:meth:`record` calls inside are written together at the end, in one transaction (also when the block
         raises: they record what was delivered). One commit per batch of tables instead of one per table, and the
         write lock is held for the writes only, never while the events are sent (hooks write the ledger meanwhile).
-        A crash before the end forgets the batch: its snapshots are sent again (same runIds), never lost."""
+        A crash before the end forgets the batch: its snapshots are sent again (same runIds), never lost.
+
+        With ``tables``, a long batch (a whole scan) is also written as it goes: at the record that makes ``tables``
+        of them, or that comes ``seconds`` after its last write. A batch inside a batch is part of the outer one."""
         if self.readonly or self._batched is not None:
             yield
             return
         self._batched = []
+        self._limits = (tables, seconds) if tables is not None else None
+        self._write_by = time.monotonic() + seconds
         try:
             yield
         finally:
-            batched, self._batched = self._batched, None
+            batched, self._batched, self._limits = self._batched, None, None
             if batched:
                 self._write(batched)
 

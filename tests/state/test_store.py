@@ -53,3 +53,39 @@ def test_a_batch_writes_its_records_together_at_its_end_even_when_it_raises(tmp_
         except KeyboardInterrupt:
             pass
         assert state.get("uuid-2") == later  # delivered before the interruption: recorded
+
+
+def test_a_batch_with_limits_writes_as_it_goes(tmp_path, monkeypatch):
+    """A whole scan's batch (``tables``, ``seconds``): written at every ``tables``-th record, at the first record
+    ``seconds`` after its last write, and at its end; a batch inside it is part of it."""
+    import iceberg_lineage.state.store as store
+
+    clock = [100.0]
+    monkeypatch.setattr(store.time, "monotonic", lambda: clock[0])
+    tables = [TrackedTable(f"uuid-{i}", "lake", ("db", f"t{i}"), f"/w/t{i}", f"/w/t{i}/metadata/1.json")
+              for i in range(6)]
+
+    def written() -> list[str]:
+        with StateStore(tmp_path / "state.db", readonly=True) as reader:
+            return sorted(t.identity for t in reader.tables("lake"))
+
+    with StateStore(tmp_path / "state.db") as state:
+        with state.batch(tables=2, seconds=5.0):
+            state.record(tables[0])
+            assert written() == []
+            with state.batch():
+                state.record(tables[1])  # the second: both written
+            assert written() == ["uuid-0", "uuid-1"]
+            state.record(tables[2])
+            clock[0] += 4.9
+            state.record(tables[3])  # the second since the write: written
+            assert written() == ["uuid-0", "uuid-1", "uuid-2", "uuid-3"]
+            state.record(tables[4])
+            assert written() == ["uuid-0", "uuid-1", "uuid-2", "uuid-3"]
+        assert written() == [f"uuid-{i}" for i in range(5)]  # the rest at its end
+        with state.batch(tables=10, seconds=5.0):
+            state.record(tables[5])
+            assert "uuid-5" not in written()
+            clock[0] += 5.0
+            state.record(tables[0])  # 5 s after the batch began: written
+            assert "uuid-5" in written()

@@ -10,6 +10,7 @@ import attr
 from openlineage.client.facet_v2 import input_statistics_input_dataset, output_statistics_output_dataset
 
 from iceberg_lineage.lineage.facets.common import PRODUCED
+from iceberg_lineage.lineage.serde import make
 from iceberg_lineage.lineage.facets.iceberg import (
     SCAN_REPORT_KEY, CommitMetrics, IcebergCommitReportOutputDatasetFacet, IcebergScanReportInputDatasetFacet,
     ScanMetrics,
@@ -27,13 +28,14 @@ _NS_PER_MS = 1_000_000
 
 
 def output_statistics_facet(
-    stats: SnapshotStats,
+    stats: SnapshotStats, *, plain: bool = False
 ) -> output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet | None:
     """What the commit wrote: added records, added bytes (``added-files-size``) and added data files."""
     values = (stats.added_records, stats.added_files_size_bytes, stats.added_data_files)
     if all(v is None for v in values):
         return None
-    return output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet(
+    return make(
+        output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet, plain,
         rowCount=values[0], size=values[1], fileCount=values[2], **PRODUCED
     )
 
@@ -45,6 +47,7 @@ def commit_report_facet(
     *,
     duration_ms: int | None = None,
     attempts: int | None = None,
+    plain: bool = False,
 ) -> IcebergCommitReportOutputDatasetFacet:
     """The commit report rebuilt from the snapshot summary, as Iceberg's ``CommitMetricsResult.from`` does (with
     scan_reporters' one map of metric names to summary keys); absent keys are left out, and duration and attempts
@@ -54,11 +57,12 @@ def commit_report_facet(
     metrics = {name: n for key, name in _commit_fields() if key in summary
                and (n := parse_long(summary[key])) is not None}
     metadata = {k: summary[k] for k in ENVIRONMENT_KEYS if k in summary}
-    return IcebergCommitReportOutputDatasetFacet(
+    return make(
+        IcebergCommitReportOutputDatasetFacet, plain,
         snapshotId=snapshot_id,
         sequenceNumber=sequence_number,
         operation=summary.get("operation"),
-        commitMetrics=CommitMetrics(totalDuration=duration_ms, attempts=attempts, **metrics),
+        commitMetrics=make(CommitMetrics, plain, totalDuration=duration_ms, attempts=attempts, **metrics),
         metadata=metadata or None,
         **PRODUCED,
     )

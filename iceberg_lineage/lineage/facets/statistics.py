@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import json
 import math
 from importlib import resources
@@ -21,6 +22,7 @@ from openlineage.client.generated.base import DatasetFacet
 
 from iceberg_lineage._version import __version__
 from iceberg_lineage.lineage.facets.common import PRODUCED, iso_time, ms_to_datetime
+from iceberg_lineage.lineage.serde import make
 from iceberg_lineage.quality.schema import SchemaChange, schema_diff
 from iceberg_lineage.read.metadata import Schema
 from iceberg_lineage.stats.forms import CAMEL, as_json
@@ -101,28 +103,28 @@ def _numeric(value: object, toward: float) -> float | int | None:
     return None
 
 
-def _column_metrics(col: ColumnStats, kind: _MetricsKind = data_quality_metrics_dataset.ColumnMetrics
-                    ) -> _ColumnMetrics | None:
+def _column_metrics(col: ColumnStats, kind: _MetricsKind = data_quality_metrics_dataset.ColumnMetrics,
+                    plain: bool = False) -> _ColumnMetrics | None:
     """A column's metrics as ``kind`` (the dataset or the input facet's class; their fields are the same)."""
     numeric = col.is_numeric
-    metrics = kind(
-        nullCount=col.null_count,
-        distinctCount=col.distinct_count,
-        count=col.value_count,
-        min=_numeric(col.min, -math.inf) if numeric else None,
-        max=_numeric(col.max, math.inf) if numeric else None,
-    )
-    known = (metrics.nullCount, metrics.distinctCount, metrics.count, metrics.min, metrics.max)
-    return metrics if any(v is not None for v in known) else None
+    known = {
+        "nullCount": col.null_count,
+        "distinctCount": col.distinct_count,
+        "count": col.value_count,
+        "min": _numeric(col.min, -math.inf) if numeric else None,
+        "max": _numeric(col.max, math.inf) if numeric else None,
+    }
+    return make(kind, plain, **known) if any(v is not None for v in known.values()) else None
 
 
 def data_quality_facet(
-    stats: SnapshotStats, capture_date: dt.datetime
+    stats: SnapshotStats, capture_date: dt.datetime, *, plain: bool = False
 ) -> data_quality_metrics_dataset.DataQualityMetricsDatasetFacet:
     """Table-level metrics of the snapshot; ``columnMetrics`` is required, so it is ``{}`` at summary depth (or
     when the byte budget trims it, :mod:`iceberg_lineage.lineage.budget`)."""
-    columns = _columns_metrics(stats, data_quality_metrics_dataset.ColumnMetrics)
-    return data_quality_metrics_dataset.DataQualityMetricsDatasetFacet(
+    columns = _columns_metrics(stats, data_quality_metrics_dataset.ColumnMetrics, plain)
+    return make(
+        data_quality_metrics_dataset.DataQualityMetricsDatasetFacet, plain,
         columnMetrics=columns,
         rowCount=stats.records,
         bytes=stats.total_files_size_bytes,
@@ -133,8 +135,8 @@ def data_quality_facet(
     )
 
 
-def _columns_metrics(stats: SnapshotStats, kind: _MetricsKind) -> dict[str, Any]:
-    return {name: m for name, col in stats.columns.items() if (m := _column_metrics(col, kind)) is not None}
+def _columns_metrics(stats: SnapshotStats, kind: _MetricsKind, plain: bool = False) -> dict[str, Any]:
+    return {name: m for name, col in stats.columns.items() if (m := _column_metrics(col, kind, plain)) is not None}
 
 
 def data_quality_input_facet(
@@ -179,29 +181,37 @@ def _figures(stats: SnapshotStats) -> tuple[dict[str, Any], dict[str, str]]:
     under the same dotted paths."""
     groups: dict[str, Any] = {}
     sources: dict[str, str] = {}
-    for name, figure in SnapshotStats.figures().items():
+    known = stats.sources
+    for name, path, group, key in _figure_paths():
         value = getattr(stats, name)
         if value is None:
             continue
-        group, _, key = figure.path.partition(".")
         if key:
             groups.setdefault(group, {})[key] = value
         else:
             groups[group] = value
-        if name in stats.sources:
-            sources[figure.path] = stats.sources[name]
+        if name in known:
+            sources[path] = known[name]
     return groups, sources
 
 
+@functools.lru_cache(maxsize=None)
+def _figure_paths() -> tuple[tuple[str, str, str, str], ...]:
+    """Each declared figure's field name, path, and the path's group and key (read for every snapshot)."""
+    return tuple((name, figure.path, *figure.path.partition(".")[::2])
+                 for name, figure in SnapshotStats.figures().items())
+
+
 def statistics_facet(
-    stats: SnapshotStats, change: dict[str, Any] | None = None
+    stats: SnapshotStats, change: dict[str, Any] | None = None, *, plain: bool = False
 ) -> IcebergTableStatisticsDatasetFacet:
     """Everything the walker knows about the snapshot (the byte budget may trim its per-column detail later,
     listing the columns in ``columnsOmitted``: :mod:`iceberg_lineage.lineage.budget`)."""
     groups, sources = _figures(stats)
     columns = {name: as_json(col, CAMEL) for name, col in stats.columns.items()}
     omitted = list(stats.columns_omitted)
-    return IcebergTableStatisticsDatasetFacet(
+    return make(
+        IcebergTableStatisticsDatasetFacet, plain,
         snapshotId=stats.snapshot_id,
         depth=stats.depth,
         staged=stats.staged,

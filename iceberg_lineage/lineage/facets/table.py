@@ -17,6 +17,7 @@ from openlineage.client.facet_v2 import (
 )
 
 from iceberg_lineage.lineage.facets.common import PRODUCED
+from iceberg_lineage.lineage.serde import make
 from iceberg_lineage.lineage.naming import Identifier
 from iceberg_lineage.read.metadata import Field, Schema
 from iceberg_lineage.read.source import LoadedTable
@@ -33,40 +34,44 @@ MAX_SCHEMA_DEPTH = 64
 LifecycleStateChange = lifecycle_state_change_dataset.LifecycleStateChange
 
 
-def version_facet(snapshot_id: int) -> dataset_version_dataset.DatasetVersionDatasetFacet:
-    return dataset_version_dataset.DatasetVersionDatasetFacet(datasetVersion=str(snapshot_id), **PRODUCED)
+def version_facet(snapshot_id: int, *, plain: bool = False) -> dataset_version_dataset.DatasetVersionDatasetFacet:
+    return make(dataset_version_dataset.DatasetVersionDatasetFacet, plain, datasetVersion=str(snapshot_id), **PRODUCED)
 
 
-def symlinks_facet(identifiers: Iterable[Identifier]) -> symlinks_dataset.SymlinksDatasetFacet | None:
-    found = [symlinks_dataset.Identifier(namespace=i.namespace, name=i.name, type=i.type) for i in identifiers]
-    return symlinks_dataset.SymlinksDatasetFacet(identifiers=found, **PRODUCED) if found else None
+def symlinks_facet(identifiers: Iterable[Identifier], *, plain: bool = False
+                   ) -> symlinks_dataset.SymlinksDatasetFacet | None:
+    found = [make(symlinks_dataset.Identifier, plain, namespace=i.namespace, name=i.name, type=i.type)
+             for i in identifiers]
+    return make(symlinks_dataset.SymlinksDatasetFacet, plain, identifiers=found, **PRODUCED) if found else None
 
 
-def schema_facet(schema: Schema) -> schema_dataset.SchemaDatasetFacet:
+def schema_facet(schema: Schema, *, plain: bool = False) -> schema_dataset.SchemaDatasetFacet:
     """Nested fields with Iceberg type names and ``doc`` as description, :data:`MAX_SCHEMA_DEPTH` levels deep: a
     deeper field keeps its type name (``struct``) without its children, so that any schema the metadata
     reader accepts (some 330 levels) serialises, validates and is read by consumers."""
 
     def convert(fields: tuple[Field, ...], depth: int) -> list[schema_dataset.SchemaDatasetFacetFields]:
         return [
-            schema_dataset.SchemaDatasetFacetFields(
+            make(
+                schema_dataset.SchemaDatasetFacetFields, plain,
                 name=f.name, type=f.type, description=f.doc, ordinal_position=i,
                 fields=(convert(f.children, depth + 1) if depth < MAX_SCHEMA_DEPTH else None) or None,
             )
             for i, f in enumerate(fields, start=1)
         ]
 
-    return schema_dataset.SchemaDatasetFacet(fields=convert(schema.fields, 1), **PRODUCED)
+    return make(schema_dataset.SchemaDatasetFacet, plain, fields=convert(schema.fields, 1), **PRODUCED)
 
 
-def catalog_facet(table: LoadedTable) -> catalog_dataset.CatalogDatasetFacet:
+def catalog_facet(table: LoadedTable, *, plain: bool = False) -> catalog_dataset.CatalogDatasetFacet:
     """Catalog type, name and URIs without credentials. Of the other properties only the allow-listed ones
     (:data:`~iceberg_lineage.redact.CATALOG_FACET_KEYS`) are copied: a harmless name may hold a secret value."""
     props = table.catalog_properties
     uri = props.get("uri")
     warehouse = props.get("warehouse")
     safe = {k: v for k, v in catalog_facet_properties(props).items() if k not in ("uri", "warehouse")}
-    return catalog_dataset.CatalogDatasetFacet(
+    return make(
+        catalog_dataset.CatalogDatasetFacet, plain,
         framework="iceberg",
         type=table.catalog_type or "static",
         name=table.catalog_name or STATIC_CATALOG_NAME,
@@ -78,35 +83,42 @@ def catalog_facet(table: LoadedTable) -> catalog_dataset.CatalogDatasetFacet:
     )
 
 
-def storage_facet(properties: Mapping[str, str]) -> storage_dataset.StorageDatasetFacet:
-    return storage_dataset.StorageDatasetFacet(
+def storage_facet(properties: Mapping[str, str], *, plain: bool = False) -> storage_dataset.StorageDatasetFacet:
+    return make(
+        storage_dataset.StorageDatasetFacet, plain,
         storageLayer="iceberg", fileFormat=properties.get("write.format.default", "parquet").lower(), **PRODUCED
     )
 
 
-def dataset_type_facet() -> dataset_type_dataset.DatasetTypeDatasetFacet:
-    return dataset_type_dataset.DatasetTypeDatasetFacet(datasetType="TABLE", **PRODUCED)
+def dataset_type_facet(*, plain: bool = False) -> dataset_type_dataset.DatasetTypeDatasetFacet:
+    return make(dataset_type_dataset.DatasetTypeDatasetFacet, plain, datasetType="TABLE", **PRODUCED)
 
 
-def documentation_facet(properties: Mapping[str, str]) -> documentation_dataset.DocumentationDatasetFacet | None:
+def documentation_facet(properties: Mapping[str, str], *, plain: bool = False
+                        ) -> documentation_dataset.DocumentationDatasetFacet | None:
     comment = properties.get("comment")
-    return documentation_dataset.DocumentationDatasetFacet(description=comment, **PRODUCED) if comment else None
+    return make(documentation_dataset.DocumentationDatasetFacet, plain, description=comment, **PRODUCED) \
+        if comment else None
 
 
-def ownership_facet(properties: Mapping[str, str]) -> ownership_dataset.OwnershipDatasetFacet | None:
+def ownership_facet(properties: Mapping[str, str], *, plain: bool = False
+                    ) -> ownership_dataset.OwnershipDatasetFacet | None:
     """The ``owner`` property as an owner URN (``user:<name>`` unless it already has a prefix)."""
     owner = properties.get("owner")
     if not owner:
         return None
     name = owner if ":" in owner else f"user:{owner}"
-    return ownership_dataset.OwnershipDatasetFacet(owners=[ownership_dataset.Owner(name=name)], **PRODUCED)
+    owners = [make(ownership_dataset.Owner, plain, name=name)]
+    return make(ownership_dataset.OwnershipDatasetFacet, plain, owners=owners, **PRODUCED)
 
 
 def lifecycle_facet(
-    change: LifecycleStateChange, previous: tuple[str, str] | None = None
+    change: LifecycleStateChange, previous: tuple[str, str] | None = None, *, plain: bool = False
 ) -> lifecycle_state_change_dataset.LifecycleStateChangeDatasetFacet:
-    prev = lifecycle_state_change_dataset.PreviousIdentifier(namespace=previous[0], name=previous[1]) if previous else None
-    return lifecycle_state_change_dataset.LifecycleStateChangeDatasetFacet(
+    prev = make(lifecycle_state_change_dataset.PreviousIdentifier, plain, namespace=previous[0], name=previous[1]) \
+        if previous else None
+    return make(
+        lifecycle_state_change_dataset.LifecycleStateChangeDatasetFacet, plain,
         lifecycleStateChange=change, previousIdentifier=prev, **PRODUCED
     )
 
