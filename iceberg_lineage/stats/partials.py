@@ -67,9 +67,10 @@ def _bound_plan(bound_types: tuple[tuple[int, str | None], ...]) -> tuple[BoundP
                  for fid, decoder in _decoders(bound_types).items() if decoder is not None)
 
 
-@dataclass
+@dataclass(slots=True)
 class Partial:
-    """Statistics of the live entries of some manifests, plus the changes recorded in them."""
+    """Statistics of the live entries of some manifests, plus the changes recorded in them. Slotted: its figures
+    are updated once per manifest entry."""
 
     data_files: int = 0
     records: int = 0
