@@ -71,6 +71,8 @@ def cached(cache: dict[K, V], key: K, build: Callable[[], V]) -> V:
 #: a one-entry manifest's cost.
 _KNOWN_HEADERS: dict[bytes, tuple[bytes, Json, str]] = {}
 _KNOWN_LIMIT = 16
+#: Longer headers are not remembered: every later header read reads as many bytes as the longest one known.
+KNOWN_HEADER_BYTES = 64 * 1024
 
 
 def read_header(stream: IO[bytes], path: str) -> AvroHeader:
@@ -88,8 +90,7 @@ def read_header(stream: IO[bytes], path: str) -> AvroHeader:
                     return AvroHeader(schema_json, schema, codec, head[end : end + 16])
             stream.seek(start)
     header = _read_header(stream, path)
-    if seekable:
-        end = stream.tell() - 16
+    if seekable and (end := stream.tell() - 16) - start <= KNOWN_HEADER_BYTES:
         stream.seek(start)
         if len(_KNOWN_HEADERS) >= _KNOWN_LIMIT:
             _KNOWN_HEADERS.clear()

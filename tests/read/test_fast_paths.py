@@ -54,6 +54,12 @@ def test_known_headers_read_as_fastavro_reads_them(monkeypatch):
     stream = io.BytesIO(other)
     header = read_header(stream, "f")
     assert header.sync == bytes(16) and list(iter_records(stream, header, "f")) == list(fastavro.reader(io.BytesIO(other)))
+    monkeypatch.setattr(avro, "KNOWN_HEADER_BYTES", end - 1)  # a longer header is read, not remembered
+    monkeypatch.setattr(avro, "_KNOWN_HEADERS", {})
+    stream = io.BytesIO(data)
+    header = read_header(stream, "f")
+    assert header.sync == data[end : end + 16] and not avro._KNOWN_HEADERS
+    assert list(iter_records(stream, header, "f")) == list(fastavro.reader(io.BytesIO(data)))
 
 
 def test_only_logical_types_without_a_reader_are_dropped():
