@@ -65,8 +65,42 @@ def cached(cache: dict[K, V], key: K, build: Callable[[], V]) -> V:
     return value
 
 
+#: The bytes of headers already read, up to their sync marker (magic number and metadata), and what they were read
+#: as: the manifests of one table repeat them byte for byte, so a file that starts with them has that header (Avro
+#: decoding is a function of the bytes it reads) and only its sync marker is new. Reading a header was a tenth of
+#: a one-entry manifest's cost.
+_KNOWN_HEADERS: dict[bytes, tuple[bytes, Json, str]] = {}
+_KNOWN_LIMIT = 16
+#: Longer headers are not remembered: every later header read reads as many bytes as the longest one known.
+KNOWN_HEADER_BYTES = 64 * 1024
+
+
 def read_header(stream: IO[bytes], path: str) -> AvroHeader:
     """Read the container header, checking what fastavro does not: the magic number."""
+    seekable = stream.seekable()
+    if seekable:
+        start = stream.tell()
+        known_headers = tuple(_KNOWN_HEADERS.items())  # a copy: manifest threads add to it
+        if known_headers:
+            head = stream.read(max(len(known) for known, _ in known_headers) + 16)
+            for known, (schema_json, schema, codec) in known_headers:
+                end = len(known)
+                if len(head) >= end + 16 and head.startswith(known):
+                    stream.seek(start + end + 16)
+                    return AvroHeader(schema_json, schema, codec, head[end : end + 16])
+            stream.seek(start)
+    header = _read_header(stream, path)
+    if seekable and (end := stream.tell() - 16) - start <= KNOWN_HEADER_BYTES:
+        stream.seek(start)
+        if len(_KNOWN_HEADERS) >= _KNOWN_LIMIT:
+            _KNOWN_HEADERS.clear()
+        _KNOWN_HEADERS[stream.read(end - start)] = (header.schema_json, header.schema, header.codec)
+        stream.seek(end + 16)
+    return header
+
+
+def _read_header(stream: IO[bytes], path: str) -> AvroHeader:
+    """A header not seen before, decoded by fastavro."""
     try:
         header = fastavro.schemaless_reader(stream, _HEADER_SCHEMA, None)
     except Exception as exc:  # noqa: BLE001 - truncated or garbled header

@@ -121,17 +121,20 @@ def _parse_snapshot(s: Mapping[str, Any], shared: dict[str, str] | None = None) 
         raise ValueError("snapshot summary is not an object")
     manifests = s.get("manifests")
     strings = {str(k): str(v) for k, v in summary.items()} if shared is None else _shared(summary, shared)
+    # positional, and the optional fields checked only when present: this runs once per snapshot of a file
+    parent, sequence, schema_id = s.get("parent-snapshot-id"), s.get("sequence-number"), s.get("schema-id")
+    first_row_id, added_rows = s.get("first-row-id"), s.get("added-rows")
     return Snapshot(
-        snapshot_id=long_value(s["snapshot-id"], "snapshot-id"),
-        parent_id=_opt(long_value, s.get("parent-snapshot-id"), "parent-snapshot-id"),
-        sequence_number=_opt(count_value, s.get("sequence-number"), "sequence-number"),
-        timestamp_ms=long_value(s["timestamp-ms"], "timestamp-ms"),
-        manifest_list=s.get("manifest-list"),
-        manifests=tuple(manifests) if manifests is not None else None,
-        summary=MappingProxyType(strings),
-        schema_id=_opt(long_value, s.get("schema-id"), "schema-id"),
-        first_row_id=_opt(count_value, s.get("first-row-id"), "first-row-id"),
-        added_rows=_opt(count_value, s.get("added-rows"), "added-rows"),
+        long_value(s["snapshot-id"], "snapshot-id"),
+        None if parent is None else long_value(parent, "parent-snapshot-id"),
+        None if sequence is None else count_value(sequence, "sequence-number"),
+        long_value(s["timestamp-ms"], "timestamp-ms"),
+        s.get("manifest-list"),
+        tuple(manifests) if manifests is not None else None,
+        MappingProxyType(strings),
+        None if schema_id is None else long_value(schema_id, "schema-id"),
+        None if first_row_id is None else count_value(first_row_id, "first-row-id"),
+        None if added_rows is None else count_value(added_rows, "added-rows"),
     )
 
 

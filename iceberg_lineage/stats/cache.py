@@ -162,6 +162,8 @@ def _splits(io: RelocatingIO, manifests: Iterable[ManifestFile]) -> dict[str, tu
         return {}
     out = {}
     for m in manifests:
+        if 0 < m.manifest_length < SPLIT_MIN_BYTES:
+            continue  # small by the manifest list's word: no path resolved, no stat (a table of 300 small manifests)
         local = local_path(resolve(m.manifest_path))
         if local is None:
             continue

@@ -67,9 +67,10 @@ def _bound_plan(bound_types: tuple[tuple[int, str | None], ...]) -> tuple[BoundP
                  for fid, decoder in _decoders(bound_types).items() if decoder is not None)
 
 
-@dataclass
+@dataclass(slots=True)
 class Partial:
-    """Statistics of the live entries of some manifests, plus the changes recorded in them."""
+    """Statistics of the live entries of some manifests, plus the changes recorded in them. Slotted: its figures
+    are updated once per manifest entry."""
 
     data_files: int = 0
     records: int = 0
@@ -106,11 +107,21 @@ class Partial:
 
         What a manifest records about changes (``added``, ``removed``) and its live paths stay with the manifest:
         a snapshot reads them from its own manifests, so merged partials never grow with history."""
-        for name in (
-            "data_files", "records", "data_bytes", "pos_files", "pos_rows", "pos_bytes", "eq_files", "eq_rows",
-            "eq_bytes", "dv_files", "dv_rows", "dv_bytes", "small_files", "entries",
-        ):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        # spelled out, not a loop over names: a snapshot of 300 one-entry manifests merges 300 partials
+        self.data_files += other.data_files
+        self.records += other.records
+        self.data_bytes += other.data_bytes
+        self.pos_files += other.pos_files
+        self.pos_rows += other.pos_rows
+        self.pos_bytes += other.pos_bytes
+        self.eq_files += other.eq_files
+        self.eq_rows += other.eq_rows
+        self.eq_bytes += other.eq_bytes
+        self.dv_files += other.dv_files
+        self.dv_rows += other.dv_rows
+        self.dv_bytes += other.dv_bytes
+        self.small_files += other.small_files
+        self.entries += other.entries
         if other.size_min is not None:
             self.size_min = other.size_min if self.size_min is None else min(self.size_min, other.size_min)
             self.size_max = other.size_max if self.size_max is None else max(self.size_max, other.size_max)
@@ -249,11 +260,10 @@ class _LiveDataFiles:
         decoders = ctx.decoders()
         self.counted = {fid: p.columns.setdefault(fid, ColumnTally()) for fid in decoders}
         self.plan = ctx.bound_plan()
-        self.bounded = {fid: decoder for fid, decoder, *_ in self.plan}
-        self.lows: dict[int, list] = {fid: [] for fid in self.bounded}
-        self.highs: dict[int, list] = {fid: [] for fid in self.bounded}
+        self.lows: dict[int, list] = {fid: [] for fid, *_ in self.plan}
+        self.highs: dict[int, list] = {fid: [] for fid, *_ in self.plan}
         # the raw winning lower bound, upper bound and greatest lower bound of each bounded column
-        self.best: dict[int, list] = {fid: [None, None, None] for fid in self.bounded}
+        self.best: dict[int, list] = {fid: [None, None, None] for fid, *_ in self.plan}
         self.parts: set = p.partitions.setdefault(spec_id, set())
         p.partition_rows = {} if ctx.partition_records else None
         p.live_path_hashes = set() if ctx.collect_paths else None
@@ -283,7 +293,7 @@ class _LiveDataFiles:
             return
         value_counts = df.get("value_counts") or ()
         _count_columns(df, value_counts, self.counted)
-        if self.bounded:
+        if self.plan:
             lower = df.get("lower_bounds") or ()
             _buffer(lower, self.lows)
             _buffer(df.get("upper_bounds") or (), self.highs)
@@ -299,11 +309,16 @@ class _LiveDataFiles:
         """Reduce the last buffered bounds, decode the winners, and count the partitions seen."""
         if self.pending:
             _flush_bounds(self.lows, self.highs, self.best, self.counted, self.plan, self.path)
-        for fid, (lo_raw, hi_raw, max_lo_raw) in self.best.items():
-            col, decoder = self.counted[fid], self.bounded[fid]
-            col.lower = _decode(decoder, lo_raw, fid, self.path)
-            col.upper = _decode(decoder, hi_raw, fid, self.path)
-            col.max_lower = _decode(decoder, max_lo_raw, fid, self.path)
+        counted, best = self.counted, self.best
+        for fid, decoder, *_ in self.plan:  # one call per bound that is there: a table of one-entry manifests
+            lo_raw, hi_raw, max_lo_raw = best[fid]  # pays this per entry
+            col = counted[fid]
+            try:
+                col.lower = None if lo_raw is None else decoder(lo_raw)
+                col.upper = None if hi_raw is None else decoder(hi_raw)
+                col.max_lower = None if max_lo_raw is None else decoder(max_lo_raw)
+            except (BoundDecodeError, ValueError, OverflowError) as exc:
+                raise ManifestError(f"bad bound for field id {fid}: {exc}", file=self.path) from None
         self.p.partition_files[self.spec_id] = self.p.data_files
         if not self.parts:
             del self.p.partitions[self.spec_id]
@@ -355,15 +370,19 @@ def _flush_bounds(lows: dict, highs: dict, best: dict, counted: dict, plan: tupl
         winners = best[fid]
         buf = lows[fid]
         if buf:
-            winners[0] = _winner(buf, min, winners[0], key, lengths, fid, path)
+            # one bound and no winner yet (a manifest of one entry, the common case): it wins, once checked
+            one = len(buf) == 1 and winners[0] is None
+            winners[0] = _only(buf[0], key, lengths, fid, path) if one else _winner(
+                buf, min, winners[0], key, lengths, fid, path)
             if truncatable:
-                top = max(buf)
+                top = buf[0] if one else max(buf)
                 winners[2] = top if winners[2] is None else max(winners[2], top)
             counted[fid].lower_files += len(buf)
             buf.clear()
         buf = highs[fid]
         if buf:
-            winners[1] = _winner(buf, max, winners[1], key, lengths, fid, path)
+            winners[1] = _only(buf[0], key, lengths, fid, path) if len(buf) == 1 and winners[1] is None else _winner(
+                buf, max, winners[1], key, lengths, fid, path)
             counted[fid].upper_files += len(buf)
             buf.clear()
 
@@ -381,13 +400,18 @@ def _winner(buf: list, pick: Callable, current: bytes | None, key: Callable[[byt
         raise ManifestError(f"bad bound for field id {fid}: {exc}", file=path) from None
 
 
-def _decode(decoder: Decoder, raw: bytes | None, fid: int, path: str):
-    if raw is None:
-        return None
-    try:
-        return decoder(raw)
-    except (BoundDecodeError, ValueError, OverflowError) as exc:
-        raise ManifestError(f"bad bound for field id {fid}: {exc}", file=path) from None
+
+def _only(raw: bytes, key: Callable[[bytes], Any] | None, lengths: set[int] | None, fid: int, path: str) -> bytes:
+    """The winner of one buffered bound and no current winner: the bound, checked as :func:`_winner` checks it
+    (``min`` and ``max`` call the key once on a lone item), without their setup."""
+    if lengths is not None and len(raw) not in lengths:
+        raise ManifestError(f"bound of field id {fid} has a wrong length ({len(raw)} bytes)", file=path)
+    if key is not None:
+        try:
+            key(raw)
+        except (BoundDecodeError, ValueError, OverflowError, TypeError) as exc:
+            raise ManifestError(f"bad bound for field id {fid}: {exc}", file=path) from None
+    return raw
 
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The readers' shortcuts against the slow paths they replace, on every file of the real fixture tables: Avro records
-decoded with the simplified writer schema, and old metadata files read for their modes with snapshots kept as
-facts only."""
+decoded with the simplified writer schema, headers known by their bytes, and old metadata files read for their modes
+with snapshots kept as facts only."""
 from __future__ import annotations
 
 import io
@@ -9,6 +9,7 @@ import json
 import fastavro
 import pytest
 
+from iceberg_lineage.read import avro
 from iceberg_lineage.read.avro import inert_logical_types, iter_records, read_header
 from iceberg_lineage.read.modes import FACTS_ONLY, version_of
 from iceberg_lineage.read.source import _decode_metadata
@@ -31,6 +32,34 @@ def test_records_decode_as_fastavro_decodes_them_with_the_schema_as_written(path
     ours = list(iter_records(stream, read_header(stream, str(path)), str(path)))
     assert ours == list(fastavro.reader(io.BytesIO(data)))
     assert ours  # a test over no record could not fail
+
+
+def test_known_headers_read_as_fastavro_reads_them(monkeypatch):
+    """Every fixture file's header twice (the second time by its known bytes, the fixtures' manifests sharing their
+    header bytes), and once more with another sync marker: what fastavro's reader finds, and the records after it."""
+    monkeypatch.setattr(avro, "_KNOWN_HEADERS", {})
+    for data in [p.read_bytes() for p in AVRO_FILES] * 2:
+        expected = fastavro.reader(io.BytesIO(data))
+        stream = io.BytesIO(data)
+        header = read_header(stream, "f")
+        assert (header.sync, header.codec) == (expected._header["sync"], expected.codec)
+        assert header.schema_json == expected.metadata["avro.schema"].encode()
+        assert list(iter_records(stream, header, "f")) == list(expected)
+    monkeypatch.setattr(avro, "_KNOWN_HEADERS", {})
+    data = AVRO_FILES[0].read_bytes()
+    read_header(io.BytesIO(data), "f")
+    (known,) = avro._KNOWN_HEADERS
+    end = len(known)
+    other = data[:end] + bytes(16) + data[end + 16 :].replace(data[end : end + 16], bytes(16))
+    stream = io.BytesIO(other)
+    header = read_header(stream, "f")
+    assert header.sync == bytes(16) and list(iter_records(stream, header, "f")) == list(fastavro.reader(io.BytesIO(other)))
+    monkeypatch.setattr(avro, "KNOWN_HEADER_BYTES", end - 1)  # a longer header is read, not remembered
+    monkeypatch.setattr(avro, "_KNOWN_HEADERS", {})
+    stream = io.BytesIO(data)
+    header = read_header(stream, "f")
+    assert header.sync == data[end : end + 16] and not avro._KNOWN_HEADERS
+    assert list(iter_records(stream, header, "f")) == list(fastavro.reader(io.BytesIO(data)))
 
 
 def test_only_logical_types_without_a_reader_are_dropped():
