@@ -122,3 +122,18 @@ def test_a_rescan_imports_neither_yaml_nor_the_statistics_model_nor_the_rest_loa
             "Settings()\nprint(sorted(m for m in %r if m in sys.modules))" % (late,))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
     assert out.split() == ["[]"]
+
+
+def test_a_command_imports_only_its_own_command_module():
+    """The group imports a command's module when that command runs: ``schema`` does not import ``stats``' walker,
+    ``check``'s rules or the other commands; ``--help`` imports them all (it lists each one's short help)."""
+    import iceberg_lineage.cli as cli
+
+    listed = [f"iceberg_lineage.cli.{name}" for name in cli.COMMANDS]
+    script = PROBE.replace("modules = sorted(p for p in %r" % (MODULES,), "modules = sorted(p for p in %r" % (
+        tuple(listed) + ("iceberg_lineage.stats.walker", "iceberg_lineage.quality.rules"),))
+    run = subprocess.run([sys.executable, "-c", script, "schema", "icebergTableStatistics"], capture_output=True,
+                         text=True, timeout=120)
+    assert json.loads(run.stderr.strip().splitlines()[-1])["modules"] == ["iceberg_lineage.cli.schema"]
+    run = subprocess.run([sys.executable, "-c", script, "--help"], capture_output=True, text=True, timeout=120)
+    assert set(listed) <= set(json.loads(run.stderr.strip().splitlines()[-1])["modules"])
