@@ -32,7 +32,7 @@ from iceberg_lineage.lineage.facets import COMMIT_REPORT_KEY, STATISTICS_KEY
 from iceberg_lineage.lineage import facets as fb
 from iceberg_lineage.lineage.budget import trim
 from iceberg_lineage.lineage.objects import part
-from iceberg_lineage.lineage.serde import from_plain, make, plain_json, to_json
+from iceberg_lineage.lineage.serde import Plain, from_plain, make, to_json
 from iceberg_lineage.read.metadata import Schema
 from iceberg_lineage.lineage.naming import dataset_identity, table_parts
 from iceberg_lineage.lineage.runs import application_of, application_ref, parent_facet
@@ -89,9 +89,9 @@ def _fit(build: Callable[[], _E], stats: SnapshotStats | None, max_bytes: int) -
     if stats is None or not stats.columns:
         return event
     if isinstance(event, dict):
-        if len(plain_json(event).encode()) <= max_bytes:
+        if len(to_json(event).encode()) <= max_bytes:
             return event
-        return json.loads(to_json(trim(from_plain(event), max_bytes).event))  # type: ignore[return-value]
+        return Plain(json.loads(to_json(trim(from_plain(event), max_bytes).event)))  # type: ignore[return-value]
     return trim(event, max_bytes).event  # type: ignore[return-value]
 
 

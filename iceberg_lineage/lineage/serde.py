@@ -31,6 +31,8 @@ def to_json(event: Event | Mapping[str, object]) -> str:
     An event object is converted in one pass (:func:`_plain`) instead of ``attr.asdict`` and then
     ``Serde.remove_nulls_and_enums``, which walk it twice: the scanner serialises every event it builds. Anything
     the pass does not know goes the ``Serde`` way, so the text is the same whatever an event holds."""
+    if isinstance(event, Plain):
+        return plain_json(event)
     if isinstance(event, Mapping):
         return Serde.to_json(event)
     return _once(event, _object_json)

@@ -218,7 +218,7 @@ def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
         from iceberg_lineage.lineage.checks import snapshot_alert_run
         from iceberg_lineage.lineage.events import snapshot_runs, with_start
         from iceberg_lineage.lineage.objects import part
-        from iceberg_lineage.lineage.serde import plain_json, serialised_once, to_json
+        from iceberg_lineage.lineage.serde import serialised_once, to_json
         from iceberg_lineage.stats import ManifestCache
 
         with serialised_once():  # the events measured against the byte budget are not serialised again
@@ -228,7 +228,7 @@ def _history_items(task: TableTask, table: LoadedTable, watermark: Watermark) ->
                                  cache=ManifestCache(), plain=True)
             for snapshot_id, built in runs.items():
                 events[snapshot_id] = (part(part(built[-1], "run"), "runId"),
-                                       tuple(plain_json(e) if isinstance(e, dict) else to_json(e) for e in built))
+                                       tuple(to_json(e) for e in built))
         for snapshot_id in runs:  # a schema change: the snapshot's checks run follows its own events
             found, check = snapshot_alert_run(table, snapshot_id, task.settings)
             if check is not None:

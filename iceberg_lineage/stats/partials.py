@@ -370,48 +370,37 @@ def _flush_bounds(lows: dict, highs: dict, best: dict, counted: dict, plan: tupl
         winners = best[fid]
         buf = lows[fid]
         if buf:
-            # one bound and no winner yet (a manifest of one entry, the common case): it wins, once checked
-            one = len(buf) == 1 and winners[0] is None
-            winners[0] = _only(buf[0], key, lengths, fid, path) if one else _winner(
-                buf, min, winners[0], key, lengths, fid, path)
+            winners[0] = _winner(buf, min, winners[0], key, lengths, fid, path)
             if truncatable:
-                top = buf[0] if one else max(buf)
+                top = buf[0] if len(buf) == 1 else max(buf)
                 winners[2] = top if winners[2] is None else max(winners[2], top)
             counted[fid].lower_files += len(buf)
             buf.clear()
         buf = highs[fid]
         if buf:
-            winners[1] = _only(buf[0], key, lengths, fid, path) if len(buf) == 1 and winners[1] is None else _winner(
-                buf, max, winners[1], key, lengths, fid, path)
+            winners[1] = _winner(buf, max, winners[1], key, lengths, fid, path)
             counted[fid].upper_files += len(buf)
             buf.clear()
 
 
-def _winner(buf: list, pick: Callable, current: bytes | None, key: Callable[[bytes], Any], lengths: set[int] | None,
-            fid: int, path: str) -> bytes:
-    """The least (``min``) or greatest (``max``) of the buffered raw bounds and the current winner."""
-    if lengths is not None and not set(map(len, buf)) <= lengths:
+def _winner(buf: list, pick: Callable, current: bytes | None, key: Callable[[bytes], Any] | None,
+            lengths: set[int] | None, fid: int, path: str) -> bytes:
+    """The least (``min``) or greatest (``max``) of the buffered raw bounds and the current winner. A lone bound
+    and no winner yet (a one-entry manifest, the common case) is only checked, as ``min`` and ``max`` check a lone
+    item (its key called once), without their setup."""
+    lone = current is None and len(buf) == 1
+    if lengths is not None and (len(buf[0]) not in lengths if lone else not set(map(len, buf)) <= lengths):
         bad = next(len(b) for b in buf if len(b) not in lengths)
         raise ManifestError(f"bound of field id {fid} has a wrong length ({bad} bytes)", file=path)
     try:
+        if lone:
+            if key is not None:
+                key(buf[0])
+            return buf[0]
         candidate = pick(buf, key=key)
         return candidate if current is None else pick((current, candidate), key=key)
     except (BoundDecodeError, ValueError, OverflowError, TypeError) as exc:
         raise ManifestError(f"bad bound for field id {fid}: {exc}", file=path) from None
-
-
-
-def _only(raw: bytes, key: Callable[[bytes], Any] | None, lengths: set[int] | None, fid: int, path: str) -> bytes:
-    """The winner of one buffered bound and no current winner: the bound, checked as :func:`_winner` checks it
-    (``min`` and ``max`` call the key once on a lone item), without their setup."""
-    if lengths is not None and len(raw) not in lengths:
-        raise ManifestError(f"bound of field id {fid} has a wrong length ({len(raw)} bytes)", file=path)
-    if key is not None:
-        try:
-            key(raw)
-        except (BoundDecodeError, ValueError, OverflowError, TypeError) as exc:
-            raise ManifestError(f"bad bound for field id {fid}: {exc}", file=path) from None
-    return raw
 
 
 __all__ = [
