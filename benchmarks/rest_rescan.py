@@ -102,7 +102,7 @@ def measure(uri: str, config: str) -> dict:
 
 def run(uri: str, config: str) -> dict:
     out = subprocess.run([sys.executable, __file__, "--measure", f"{uri} {config}"], check=True, capture_output=True,
-                         text=True)
+                         text=True, env=scan_scale.child_env())
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
