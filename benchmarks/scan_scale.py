@@ -15,14 +15,16 @@ waited for, while the clock ran (a loaded machine stretches seconds, less so CPU
     .venv/bin/python benchmarks/scan_scale.py [--tables 1000] [--warehouse DIR]
 
 ``--rescan`` measures a scan with nothing changed instead (issue 32): ``scan --depth summary`` twice with one state
-file, each in a fresh process (imports included), against the same plain loop; unchanged tables are skipped from
-the catalog's listing.
+file, each in a fresh process (imports included, from compiled bytecode as installed: ``bytecode.py``), against the
+same plain loop; unchanged tables are skipped from the catalog's listing.
 
     .venv/bin/python benchmarks/scan_scale.py --rescan --tables 400     # and --tables 10000
 """
 from __future__ import annotations
 
 import argparse
+import atexit
+import functools
 import json
 import os
 import resource
@@ -33,6 +35,9 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bytecode  # noqa: E402 - the sibling module
 
 NAMESPACE = "bench"
 COMMITS = 3
@@ -196,8 +201,17 @@ def report_rescan(tables: int, plain: dict, first: dict, again: dict) -> None:
 
 def run(warehouse: Path, config: str) -> dict:
     out = subprocess.run([sys.executable, __file__, "--warehouse", str(warehouse), "--measure", config],
-                         check=True, capture_output=True, text=True)
+                         check=True, capture_output=True, text=True, env=child_env())
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@functools.cache
+def child_env() -> dict[str, str]:
+    """The measured children's environment: compiled bytecode in a folder of this run's (``bytecode.py``), written by
+    the first child, as an installed package has it."""
+    folder = tempfile.mkdtemp(prefix="iceberg-lineage-bytecode-")
+    atexit.register(shutil.rmtree, folder, True)
+    return bytecode.compiled(Path(folder))
 
 
 def main() -> int:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from iceberg_lineage.checks import TableCheck
     from iceberg_lineage.read.source import TableRef
     from iceberg_lineage.scan import ScanSummary
-    from iceberg_lineage.scan.task import Mode
+    from iceberg_lineage.scan.modes import Mode
 
 #: A catalog: the name of a configured one (``.pyiceberg.yaml``, ``PYICEBERG_CATALOG__*``, or ``default``, the
 #: embedded one ``make run`` fills), or a PyIceberg catalog object.

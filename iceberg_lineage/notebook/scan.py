@@ -16,7 +16,7 @@ from iceberg_lineage.scan.summary import ScanSummary, summary_text
 
 if TYPE_CHECKING:
     from iceberg_lineage.config import Settings
-    from iceberg_lineage.scan.task import Mode
+    from iceberg_lineage.scan.modes import Mode
     from iceberg_lineage.stats.model import Depth
     from pyiceberg.catalog import Catalog
 

@@ -4,6 +4,7 @@ Where the catalog gives each table's metadata location with its listing (SQL, Gl
 from __future__ import annotations
 
 import fnmatch
+import functools
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -24,12 +25,23 @@ class TableFilter:
     exclude: tuple[str, ...] = ()
 
     def roots(self) -> tuple[tuple[str, ...], ...]:
+        return self._roots
+
+    @functools.cached_property
+    def _roots(self) -> tuple[tuple[str, ...], ...]:
         return tuple(tuple(ns.split(".")) for ns in self.namespaces) or ((),)
 
+    @functools.cached_property
+    def _everything(self) -> bool:
+        """No namespace, include or exclude: every table is wanted (asked twice per table in a scan)."""
+        return not (self.namespaces or self.include or self.exclude)
+
     def in_namespaces(self, namespace: tuple[str, ...]) -> bool:
-        return any(namespace[: len(root)] == root for root in self.roots())
+        return any(namespace[: len(root)] == root for root in self._roots)
 
     def wants(self, catalog: str, identifier: tuple[str, ...]) -> bool:
+        if self._everything:
+            return True
         if not self.in_namespaces(tuple(identifier[:-1])):
             return False
         names = (".".join(identifier), ".".join((catalog, *identifier)))

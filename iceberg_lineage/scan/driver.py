@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.delivery.breaker import send_deadline
@@ -28,13 +29,16 @@ from iceberg_lineage.read.catalogs import CatalogSpec
 from iceberg_lineage.redact import scrub
 from iceberg_lineage.scan.discovery import NamespaceListed, TableFilter, TableListed, discover
 from iceberg_lineage.scan.inflight import InFlight
-from iceberg_lineage.scan.lifecycle import LifecycleChange, change_events, record_change
+from iceberg_lineage.scan.modes import MODES, Mode
 from iceberg_lineage.scan.sinks import ADVANCING, Sink, taken
 from iceberg_lineage.scan.summary import DeliveryPhase, Gap, ScanSummary, TableFailure, TableOutcome, TableStatus
-from iceberg_lineage.scan.task import MODES, Mode, PendingEvent, TableResult, TableTask
 from iceberg_lineage.state.store import EmittedSnapshot, StateStore, TrackedTable, Watermark
 from iceberg_lineage.stats.depths import DEPTHS
-from iceberg_lineage.stats.parallel import open_executor
+from iceberg_lineage.stats.parallel import check_executor, open_executor
+
+if TYPE_CHECKING:  # loading a table imports them: a rescan that finds nothing changed never does
+    from iceberg_lineage.scan.lifecycle import LifecycleChange
+    from iceberg_lineage.scan.task import PendingEvent, TableResult, TableTask
 
 
 #: Tables recorded in the state per transaction at most (and at least once a second, :meth:`StateStore.batch`): a
@@ -71,6 +75,7 @@ class ScanOptions:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
         if self.depth not in DEPTHS:
             raise ConfigError(f"depth must be one of {', '.join(DEPTHS)}, not {self.depth!r}")
+        check_executor(self.executor, self.workers, self.dask_scheduler)
 
 
 def scan(
@@ -119,10 +124,10 @@ def scan(
 def _walk(run: "_Driver", options: ScanOptions, settings: Settings, on_listed: Callable[[int], None]) -> None:
     """Discover, read and deliver every table, then the catalog changes."""
     batch = 1 if options.executor == "threads" else TABLES_PER_TASK
-    with open_executor(options.executor, options.workers, options.dask_scheduler, preload=TASK_MODULES) as executor, \
-            run.state.batch(tables=TABLES_PER_WRITE):
+    executor = functools.partial(open_executor, options.executor, options.workers, options.dask_scheduler,
+                                 preload=TASK_MODULES)
+    with InFlight(executor, settings.scan.table_timeout_s, batch) as pending, run.state.batch(tables=TABLES_PER_WRITE):
         limit = 4 * (options.workers or 8) * batch
-        pending = InFlight(executor, settings.scan.table_timeout_s, batch)
         for spec in options.catalogs:
             for item in discover(spec, options.filters):
                 if isinstance(item, NamespaceListed):
@@ -204,6 +209,8 @@ class _Driver:
             self.seen.add(known.identity)  # unchanged since it was fully emitted: nothing to load, nothing to send
             self.finish(TableOutcome(item.catalog.name, item.identifier, "unchanged"))
             return None
+        from iceberg_lineage.scan.task import TableTask
+
         return TableTask(
             catalog=item.catalog,
             identifier=item.identifier,
@@ -331,6 +338,8 @@ class _Driver:
         the old name stays."""
         if previous and not previous.dropped and previous.catalog == result.catalog \
                 and previous.identifier != result.identifier:
+            from iceberg_lineage.scan.lifecycle import LifecycleChange
+
             self.renamed[previous.identity] = LifecycleChange.rename(task.catalog, previous, result.identifier)
             return previous.identifier
         return result.identifier
@@ -364,18 +373,24 @@ class _Driver:
             if (change.catalog.name, change.tracked.identifier) not in self.listed_tables:
                 self._lifecycle(change)  # else still listed under its old name too: an alias, not a rename
         for spec in self.options.catalogs:
-            for change in [LifecycleChange.drop(spec, t) for t in self.state.tables(spec.name) if self._gone(spec, t)]:
-                self._lifecycle(change)
+            gone = [t for t in self.state.tables(spec.name, besides=self.seen) if self._gone(spec, t)]
+            if gone:
+                from iceberg_lineage.scan.lifecycle import LifecycleChange
+
+                for change in [LifecycleChange.drop(spec, t) for t in gone]:
+                    self._lifecycle(change)
 
     def _gone(self, spec: CatalogSpec, tracked: TrackedTable) -> bool:
         """A recorded table that this run should have seen (its namespace was listed, it is in scope) but did not."""
-        return ((spec.name, tuple(tracked.identifier[:-1])) in self.listed_ok
+        return (tracked.identity not in self.seen
+                and (spec.name, tuple(tracked.identifier[:-1])) in self.listed_ok
                 and self.options.filters.wants(spec.name, tracked.identifier)
-                and tracked.identity not in self.seen
                 and (spec.name, tracked.identifier) not in self.listed_tables)
 
     def _lifecycle(self, change: LifecycleChange) -> None:
         """Send one RENAME or DROP run; record it once delivered, so a failed one comes again next run."""
+        from iceberg_lineage.scan.lifecycle import change_events, record_change
+
         try:
             texts = change_events(change, self.settings, self.capture_time)
             statuses = list(self.sink(texts))

@@ -9,31 +9,51 @@ gives its slot to a new thread and never waits for the stuck one, even at exit. 
 On processes and Dask, tables go in batches (``batch``), one task each: a task's cost (pickling the settings and the
 catalog spec there and the results back, the executor's own bookkeeping) is then paid once per batch, not per
 table. A batch's time limit is its tables' limits together.
+
+The executor is opened at the first submission: a scan that loads no table (a rescan with nothing changed) starts
+no worker, no process pool and no Dask cluster, and imports nothing of the table task.
 """
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import time
+from typing import TYPE_CHECKING, Callable, ContextManager
 
 from iceberg_lineage.read.catalogs import one_line
 from iceberg_lineage.scan.summary import TableFailure
-from iceberg_lineage.scan.task import TableResult, TableTask, scan_tables
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from iceberg_lineage.scan.task import TableResult, TableTask
 
 #: The most the driver sleeps while a task it submitted has not been seen running (its clock not yet started).
 POLL_S = 1.0
 
 
 class InFlight:
-    """The tasks submitted and not yet handed back, with the time each was first seen running."""
+    """The tasks submitted and not yet handed back, with the time each was first seen running. A context manager:
+    ``open_executor()`` is entered at the first submission, and left on exit."""
 
-    def __init__(self, executor: cf.Executor, limit_s: float, batch: int = 1) -> None:
-        self.executor = executor
+    def __init__(self, open_executor: Callable[[], ContextManager[cf.Executor]], limit_s: float,
+                 batch: int = 1) -> None:
+        self._open = open_executor
+        self._stack = contextlib.ExitStack()
+        self.executor: cf.Executor | None = None
         self.limit_s = limit_s
         self.batch = batch
         self._waiting: list[TableTask] = []  # not submitted yet: the next batch
         self._tasks: dict[cf.Future, tuple[TableTask, ...]] = {}
         self._started: dict[cf.Future, float] = {}
         self._count = 0
+
+    def __enter__(self) -> InFlight:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool | None:
+        return self._stack.__exit__(kind, exc, tb)
 
     def __len__(self) -> int:
         """Tables submitted (or waiting for their batch) and not handed back yet."""
@@ -48,6 +68,10 @@ class InFlight:
     def flush(self) -> None:
         """Submit the tables waiting for their batch to fill."""
         if self._waiting:
+            from iceberg_lineage.scan.task import scan_tables
+
+            if self.executor is None:
+                self.executor = self._stack.enter_context(self._open())
             tasks, self._waiting = tuple(self._waiting), []
             self._tasks[self.executor.submit(scan_tables, tasks)] = tasks
 
@@ -110,5 +134,7 @@ class InFlight:
 
 
 def _failed(task: TableTask, reason: str, kind: str = "error") -> TableResult:
+    from iceberg_lineage.scan.task import TableResult
+
     failure = TableFailure(task.catalog.name, ".".join(task.identifier), reason, kind=kind)
     return TableResult(task.catalog.name, task.identifier, failure=failure)

@@ -7,12 +7,13 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Collection, Literal, Sequence
+from typing import TYPE_CHECKING, Collection, Sequence
 
 from iceberg_lineage.config import Settings
 from iceberg_lineage.errors import CatalogError, IcebergLineageError
 from iceberg_lineage.lineage.tags import RUN_ID_PROPERTY, ownership, tagged
 from iceberg_lineage.read.catalogs import CatalogSpec, catalog_account, one_line
+from iceberg_lineage.scan.modes import Mode
 from iceberg_lineage.scan.summary import Gap, TableFailure
 from iceberg_lineage.state.store import Watermark
 
@@ -23,10 +24,6 @@ if TYPE_CHECKING:
 
     from iceberg_lineage.read.metadata import MetadataFile
     from iceberg_lineage.read.source import LoadedTable
-
-Mode = Literal["history", "current"]
-MODES: tuple[str, ...] = ("history", "current")
-
 
 @dataclass(frozen=True)
 class TableTask:

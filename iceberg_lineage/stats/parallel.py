@@ -175,6 +175,17 @@ def default_workers() -> int:
     return min(8, os.cpu_count() or 1)
 
 
+def check_executor(kind: str, workers: int | None, dask_scheduler: str | None) -> None:
+    """:func:`open_executor`'s arguments, checked before it is called: a scan opens its executor only at the first
+    table it loads, and a wrong option fails it at once all the same."""
+    if kind not in EXECUTOR_KINDS:
+        raise ConfigError(f"executor must be one of {', '.join(EXECUTOR_KINDS)}, not {kind!r}")
+    if workers is not None and workers < 1:
+        raise ConfigError("--workers must be at least 1")
+    if dask_scheduler and kind != "dask":
+        raise ConfigError("--dask-scheduler needs --executor dask")
+
+
 @contextlib.contextmanager
 def open_executor(
     kind: ExecutorKind = "threads", workers: int | None = None, dask_scheduler: str | None = None,
@@ -191,12 +202,7 @@ def open_executor(
     ``spawn``, each worker imported everything itself: seconds each). Elsewhere, ``spawn``. ``dask`` connects to
     ``dask_scheduler`` or starts a ``LocalCluster``.
     """
-    if kind not in EXECUTOR_KINDS:
-        raise ConfigError(f"executor must be one of {', '.join(EXECUTOR_KINDS)}, not {kind!r}")
-    if workers is not None and workers < 1:
-        raise ConfigError("--workers must be at least 1")
-    if dask_scheduler and kind != "dask":
-        raise ConfigError("--dask-scheduler needs --executor dask")
+    check_executor(kind, workers, dask_scheduler)
     n = workers or default_workers()
     if kind == "threads":
         pool = DaemonThreads(n, "iceberg-lineage-table")

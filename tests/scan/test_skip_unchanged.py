@@ -17,9 +17,10 @@ from tests.support.scan import lifecycle, spec_of, write_table
 from iceberg_lineage.config import Settings
 from iceberg_lineage.delivery.delivery import Delivery
 from iceberg_lineage.delivery.replay import ReplayResult, replay
+from iceberg_lineage.errors import ConfigError
 from iceberg_lineage.read.catalogs import CatalogSpec
 from iceberg_lineage.scan.driver import ScanOptions, scan
-from iceberg_lineage.scan.sinks import delivery_sink
+from iceberg_lineage.scan.sinks import delivery_sink, event_sink
 from iceberg_lineage.state.store import StateStore
 
 
@@ -251,3 +252,56 @@ def test_another_catalog_implementation_is_loaded_every_time(sql_catalog, state_
                 summary = scan(ScanOptions(catalogs=(spec,)), settings, state, delivery_sink(delivery))
             delivery.close()
             assert (len(snapshots_sent(server)), summary.exit_code, loads.take()) == (sent, 0, 2)
+
+
+RESCAN_PROBE = """
+import json, sys
+from pathlib import Path
+from iceberg_lineage.config import Settings
+from iceberg_lineage.read.catalogs import CatalogSpec
+from iceberg_lineage.scan.driver import ScanOptions, scan
+from iceberg_lineage.scan.sinks import event_sink
+from iceberg_lineage.state.store import StateStore
+
+sent = []
+with StateStore(Path(sys.argv[2])) as state:
+    summary = scan(ScanOptions(catalogs=(CatalogSpec.of(sys.argv[3], json.loads(sys.argv[1])),), executor="processes"),
+                   Settings(), state, event_sink(lambda text: sent.append(text) or "delivered"))
+loaded = sorted(m for m in sys.modules if m in ("iceberg_lineage.scan.task", "iceberg_lineage.scan.lifecycle",
+                                                "openlineage.client", "concurrent.futures.process"))
+print(json.dumps([summary.unchanged, summary.tables_scanned, len(sent), loaded]))
+"""
+
+
+def test_a_rescan_with_nothing_changed_starts_no_worker_and_imports_nothing_of_loading(
+        sql_catalog, state_path, tmp_path, monkeypatch
+):
+    """The executor (here a process pool) opens at the first table to load, and the table task, lifecycle events and
+    openlineage-python are imported where they are used: a rescan that skips every table needs none of them. Seen
+    in a fresh process; the same probe after a commit loads the changed table, so it does see the pool and the task."""
+    import subprocess
+    import sys
+
+    for name in ("a", "b"):
+        write_table(sql_catalog, f"db.{name}", 2)
+    with StateStore(state_path) as state:
+        first = scan(ScanOptions(catalogs=(spec_of(sql_catalog),)), Settings(), state,
+                     event_sink(lambda text: "delivered"))
+    assert (first.updated, first.snapshots_emitted) == (2, 4)
+
+    def probe() -> list:
+        out = subprocess.run([sys.executable, "-c", RESCAN_PROBE, json.dumps({"type": "sql", **sql_catalog.properties}),
+                              str(state_path), sql_catalog.name], capture_output=True, text=True, timeout=120, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    assert probe() == [2, 2, 0, []]
+    write_table(sql_catalog, "db.b", 1, start=100)
+    # the driver builds a task and opens the pool; the worker process builds the events
+    assert probe() == [1, 2, 2, ["concurrent.futures.process", "iceberg_lineage.scan.task"]]
+
+
+def test_a_wrong_executor_option_fails_before_any_table_is_listed():
+    with pytest.raises(ConfigError, match="--workers must be at least 1"):
+        ScanOptions(catalogs=(), workers=0)
+    with pytest.raises(ConfigError, match="--dask-scheduler needs --executor dask"):
+        ScanOptions(catalogs=(), dask_scheduler="tcp://127.0.0.1:1")
