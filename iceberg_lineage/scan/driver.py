@@ -34,7 +34,7 @@ from iceberg_lineage.scan.sinks import ADVANCING, Sink, taken
 from iceberg_lineage.scan.summary import DeliveryPhase, Gap, ScanSummary, TableFailure, TableOutcome, TableStatus
 from iceberg_lineage.state.store import EmittedSnapshot, StateStore, TrackedTable, Watermark
 from iceberg_lineage.stats.depths import DEPTHS
-from iceberg_lineage.stats.parallel import check_executor, open_executor
+from iceberg_lineage.stats.parallel import check_executor, older_objects_frozen, open_executor
 
 if TYPE_CHECKING:  # loading a table imports them: a rescan that finds nothing changed never does
     from iceberg_lineage.scan.lifecycle import LifecycleChange
@@ -96,6 +96,12 @@ def scan(
     an exception), carrying the summary. ``iceberg-lineage scan`` sends it; ``scan --dry-run`` and a notebook preview
     (``preview_scan``, through ``iceberg_lineage.scan_catalog(dry_run=True)``) print it with the rest. ``on_listed``
     gets the number of tables once discovery has listed them all (a progress bar's total)."""
+    with older_objects_frozen():
+        return _scan(options, settings, state, sink, on_outcome, on_listed, own_run)
+
+
+def _scan(options: ScanOptions, settings: Settings, state: StateStore, sink: Sink,
+          on_outcome: Callable[[TableOutcome], None], on_listed: Callable[[int], None], own_run: bool) -> ScanSummary:
     run = _Driver(options, settings, state, sink, on_outcome)
     if not own_run:
         started = time.monotonic()

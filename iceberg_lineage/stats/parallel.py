@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import concurrent.futures as cf
 import contextlib
+import gc
 import multiprocessing
 import os
 import queue
@@ -173,6 +174,23 @@ def manifest_pool() -> DaemonThreads:
 
 def default_workers() -> int:
     return min(8, os.cpu_count() or 1)
+
+
+@contextlib.contextmanager
+def older_objects_frozen() -> Iterator[None]:
+    """The objects alive on entry (modules, the caller's data) are kept out of the garbage collector's full
+    collections inside (``gc.freeze``), and handed back to it on exit (``gc.unfreeze``), so nothing of the caller's
+    is kept from being freed. For the scan, which allocates fast (events, statistics): each full collection walked
+    all of them, the 140,000 objects of the imports, to free none (0.11 s, 13 % of a 400-table summary-depth
+    scan). A process that froze objects itself (a pre-forking server) is left as it is."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def check_executor(kind: str, workers: int | None, dask_scheduler: str | None) -> None:

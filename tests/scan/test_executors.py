@@ -103,3 +103,55 @@ def test_process_workers_start_in_the_drivers_folder_and_environment(tmp_path, m
         monkeypatch.setenv("ICEBERG_LINEAGE_TEST_MARK", n)
         with open_executor("processes", workers=1) as pool:
             assert pool.submit(_where).result() == (str(folder), n)
+
+
+class _Cycle:
+    """An object in a reference cycle: only the garbage collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_scan_keeps_older_objects_out_of_full_collections_and_hands_them_back(tables, tmp_path):
+    """While a scan runs, what was alive before it is frozen (``gc.freeze``): full collections skip it. At the end it
+    is unfrozen, even when the scan fails: a cycle that was garbage before the scan is freed by the next collection,
+    which a frozen one never is."""
+    import gc
+    import weakref
+
+    frozen_during: list[int] = []
+
+    def sink(texts):
+        frozen_during.append(gc.get_freeze_count())
+        return ["delivered"] * len(texts)
+
+    def failing(texts):
+        raise RuntimeError("the sink broke")
+
+    gc.disable()
+    try:
+        garbage = _Cycle()
+        ref = weakref.ref(garbage)
+        del garbage
+        assert gc.get_freeze_count() == 0
+        summary, _ = run_scan(tables, tmp_path / "state.db", sink)
+        with pytest.raises(RuntimeError, match="the sink broke"):
+            run_scan(tables, tmp_path / "again.db", failing)
+        assert summary.snapshots_emitted == 17 and min(frozen_during) > 10_000
+        assert gc.get_freeze_count() == 0 and ref() is not None
+    finally:
+        gc.enable()
+    gc.collect()
+    assert ref() is None
+
+
+def test_a_scan_leaves_objects_the_process_froze_itself_frozen(tables, tmp_path):
+    import gc
+
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        summary, _ = run_scan(tables, tmp_path / "state.db")
+        assert summary.snapshots_emitted == 17 and gc.get_freeze_count() > before // 2 > 0  # some die meanwhile
+    finally:
+        gc.unfreeze()
