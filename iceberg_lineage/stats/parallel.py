@@ -194,14 +194,17 @@ def older_objects_frozen() -> Iterator[None]:
 
 
 def check_executor(kind: str, workers: int | None, dask_scheduler: str | None) -> None:
-    """:func:`open_executor`'s arguments, checked before it is called: a scan opens its executor only at the first
-    table it loads, and a wrong option fails it at once all the same."""
+    """:func:`open_executor`'s arguments, checked before it is called, and Dask installed for ``dask``: a scan opens
+    its executor only at the first table it loads, and a wrong option or a missing extra fails it at once all the
+    same."""
     if kind not in EXECUTOR_KINDS:
         raise ConfigError(f"executor must be one of {', '.join(EXECUTOR_KINDS)}, not {kind!r}")
     if workers is not None and workers < 1:
         raise ConfigError("--workers must be at least 1")
     if dask_scheduler and kind != "dask":
         raise ConfigError("--dask-scheduler needs --executor dask")
+    if kind == "dask":
+        require("--executor dask", "distributed")
 
 
 @contextlib.contextmanager
@@ -259,7 +262,6 @@ def _adopt(environ: dict[str, str], cwd: str) -> None:
 
 @contextlib.contextmanager
 def _dask_executor(workers: int, address: str | None) -> Iterator[cf.Executor]:
-    require("--executor dask", "distributed")
     from distributed import Client, LocalCluster
 
     with contextlib.ExitStack() as stack:
