@@ -22,6 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence, Union
 from msgspec import UNSET, DecodeError, Struct
 
 from iceberg_lineage.jobs.decode import EventKeys, decode_keys, decode_utf8, keys_of_dict
+from iceberg_lineage.jobs.eventtime import BadEvent, event_ms
 from iceberg_lineage.jobs.model import BadLine, JobsReport, JobStats, LastFailure
 from iceberg_lineage.jsontypes import Json
 from iceberg_lineage.jobs.options import job_selector, parse_rate
@@ -47,31 +48,7 @@ _CODES = {**{kind: code for code, kind in enumerate(_ENDS)}, "START": _START, "R
 assert [STATES.index(TERMINAL[kind]) for kind in _ENDS] == list(range(len(_ENDS)))
 _OPEN_SLOT = STATES.index("open")
 _EMPTY: Mapping[str, Any] = {}
-_MIN_MS = EARLIEST_MS
-_MAX_MS = round(dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.timezone.utc).timestamp() * 1000) + 999
-_fromisoformat = dt.datetime.fromisoformat
-_UTC = dt.timezone.utc
 _Written = dict  # (namespace, name, version) -> (rowCount, size), either None when unknown
-
-
-class BadEvent(ValueError):
-    """JSON that is not an OpenLineage run event we can count."""
-
-
-def event_ms(value: Json) -> int:
-    """An ``eventTime`` in milliseconds since the epoch; UTC when it has no offset."""
-    if not isinstance(value, str):
-        raise BadEvent("run event without an eventTime")
-    try:
-        parsed = _fromisoformat(value)
-    except ValueError:
-        raise BadEvent(f"eventTime {value[:40]!r} is not ISO 8601") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=_UTC)
-    ms = round(parsed.timestamp() * 1000)
-    if not _MIN_MS <= ms <= _MAX_MS:  # an offset can move a time at either end out of years 1..9999 in UTC
-        raise BadEvent(f"eventTime {value[:40]!r} is outside years 1 to 9999 in UTC")
-    return ms
 
 
 def _written(outputs: Sequence[Any]) -> _Written | None:
@@ -199,8 +176,8 @@ class JobsAggregator:
     def __init__(self, *, since: dt.datetime | None = None, jobs: Sequence[str] = (),
                  recent_runs: int = RECENT_RUNS) -> None:
         self.since = since
-        # every counted time is at least _MIN_MS: no "since" is one comparison that never drops an event
-        self._since_ms = round(since.timestamp() * 1000) if since is not None else _MIN_MS
+        # every counted time is at least EARLIEST_MS: no "since" is one comparison that never drops an event
+        self._since_ms = round(since.timestamp() * 1000) if since is not None else EARLIEST_MS
         self._selected = job_selector(jobs)
         self._jobs: dict[tuple[str, str], _Job | None] = {}
         self._open: dict[str, _Run] = {}
