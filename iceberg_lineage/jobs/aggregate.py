@@ -240,7 +240,8 @@ class JobsAggregator:
 
     def _fold(self, event: EventKeys) -> None:
         """One event's keys; those of the standard library's reading may be of any type, so each is checked. The
-        hot path of ``jobs``: one dict lookup for the job, one for the kind, two for a finished run."""
+        hot path of ``jobs``: one dict lookup for the job, one for the kind, one for the run (the finished window
+        only for a run that is not open)."""
         kind = event.eventType
         if kind is None:  # a DatasetEvent or JobEvent: no run to count
             self.ignored += 1
@@ -280,68 +281,62 @@ class JobsAggregator:
         code = _CODES.get(kind)
         if code is None:
             code = _CODES.get(kind.upper(), _RUNNING)
-        finished = self._recent.get(run_id) or self._recent_old.get(run_id)
-        if code < _START:
-            if finished is not None:
-                self.duplicates += 1
-            else:
-                self._end(run_id, job, ms, code, written, event)
-        elif code == _START:
-            self._start(run_id, job, ms, written, finished)
-        elif finished is None:  # a RUNNING after its end: its tables are counted, its statistics not
-            run = self._open.get(run_id)
+        # an open run is never in the finished window (a run leaves the open runs as it enters the window and
+        # never comes back while there): the window is looked up only for a run that is not open
+        if code < _START:  # a run's end, folded into its job then remembered in the window
+            run = self._open.pop(run_id, None)
+            started = False
             if run is None:
-                self._open[run_id] = _Run(job, None, ms, written)
+                if self._finished(run_id) is not None:
+                    self.duplicates += 1
+                    return
             else:
-                if ms < run.first_ms:
-                    run.first_ms = ms
-                if written:
-                    run.written = _merge(run.written, written)
+                if run.start_ms is not None:
+                    started = True
+                    job.durations.add((ms - run.start_ms) / 1000)
+                if run.written:
+                    written = _merge(run.written, written)
+            job.counts[code] += 1
+            if code:  # not COMPLETE
+                job.failure(ms, _ENDS[code], run_id, _message(event))
+            if written:
+                job.rows, job.bytes = _add_written(job.rows, job.bytes, written)
+            self._timeline.add(ms, code)
+            recent = self._recent
+            recent[run_id] = _Finished(job, ms, started)
+            if len(recent) >= self._recent_half:
+                self._recent_old, self._recent = recent, {}
+            return
+        run = self._open.get(run_id)
+        if run is None:
+            finished = self._finished(run_id)
+            if finished is None:
+                self._open[run_id] = _Run(job, ms if code == _START else None, ms, written)
+            elif code == _START:  # the terminal event came first
+                if finished.started:
+                    self.duplicates += 1
+                else:
+                    finished.started = True
+                    finished.job.durations.add((finished.end_ms - ms) / 1000)
+            # a RUNNING after its end: its tables are counted, its statistics not
+        elif code == _START and run.start_ms is not None:
+            self.duplicates += 1
+        else:
+            if code == _START:
+                run.start_ms = ms
+            if ms < run.first_ms:
+                run.first_ms = ms
+            if written:
+                run.written = _merge(run.written, written)
+
+    def _finished(self, run_id: str) -> _Finished | None:
+        return self._recent.get(run_id) or self._recent_old.get(run_id)
 
     def _new_job(self, namespace: Any, name: Any) -> _Job | None:
         if not isinstance(namespace, str) or not isinstance(name, str) or not name:
             raise BadEvent("run event without a job.namespace and job.name")
         job = self._jobs[namespace, name] = _Job(namespace, name) if self._selected(namespace, name) else None
         return job
-
-    def _start(self, run_id: str, job: _Job, ms: int, written: _Written | None, finished: _Finished | None) -> None:
-        if finished is not None:  # the terminal event came first
-            if finished.started:
-                self.duplicates += 1
-            else:
-                finished.started = True
-                finished.job.durations.add((finished.end_ms - ms) / 1000)
-            return
-        run = self._open.get(run_id)
-        if run is None:
-            self._open[run_id] = _Run(job, ms, ms, written)
-        elif run.start_ms is None:
-            run.start_ms = ms
-            if ms < run.first_ms:
-                run.first_ms = ms
-            run.written = _merge(run.written, written)
-        else:
-            self.duplicates += 1
-
-    def _end(self, run_id: str, job: _Job, ms: int, code: int, written: _Written | None, event: EventKeys) -> None:
-        run = self._open.pop(run_id, None)
-        job.counts[code] += 1
-        if code:  # not COMPLETE
-            job.failure(ms, _ENDS[code], run_id, _message(event))
-        started = False
-        if run is not None:
-            if run.start_ms is not None:
-                started = True
-                job.durations.add((ms - run.start_ms) / 1000)
-            if run.written:
-                written = _merge(run.written, written)
-        if written:
-            job.rows, job.bytes = _add_written(job.rows, job.bytes, written)
-        self._timeline.add(ms, code)
-        recent = self._recent
-        recent[run_id] = _Finished(job, ms, started)
-        if len(recent) >= self._recent_half:
-            self._recent_old, self._recent = recent, {}
 
     def report(self, *, sources: Sequence[str] = (), max_failure_rate: float | None = None) -> JobsReport:
         """The statistics so far; open runs count as ``open`` (at their first event on the timeline)."""
