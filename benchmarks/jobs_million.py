@@ -105,7 +105,7 @@ def baseline(path: Path) -> int:
 
 def keys_only(path: Path, parse_time: bool = False) -> int:
     """``jobs``'s reading (blocks of lines, the keys decoded) without its fold; with each ``eventTime`` parsed."""
-    from iceberg_lineage.jobs.aggregate import event_ms
+    from iceberg_lineage.jobs.eventtime import event_ms
     from iceberg_lineage.jobs.decode import decode_utf8
     from iceberg_lineage.jobs.source import capped_blocks, open_events
 

@@ -22,6 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence, Union
 from msgspec import UNSET, DecodeError, Struct
 
 from iceberg_lineage.jobs.decode import EventKeys, decode_keys, decode_utf8, keys_of_dict
+from iceberg_lineage.jobs.eventtime import BadEvent, event_ms
 from iceberg_lineage.jobs.model import BadLine, JobsReport, JobStats, LastFailure
 from iceberg_lineage.jsontypes import Json
 from iceberg_lineage.jobs.options import job_selector, parse_rate
@@ -47,31 +48,7 @@ _CODES = {**{kind: code for code, kind in enumerate(_ENDS)}, "START": _START, "R
 assert [STATES.index(TERMINAL[kind]) for kind in _ENDS] == list(range(len(_ENDS)))
 _OPEN_SLOT = STATES.index("open")
 _EMPTY: Mapping[str, Any] = {}
-_MIN_MS = EARLIEST_MS
-_MAX_MS = round(dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.timezone.utc).timestamp() * 1000) + 999
-_fromisoformat = dt.datetime.fromisoformat
-_UTC = dt.timezone.utc
 _Written = dict  # (namespace, name, version) -> (rowCount, size), either None when unknown
-
-
-class BadEvent(ValueError):
-    """JSON that is not an OpenLineage run event we can count."""
-
-
-def event_ms(value: Json) -> int:
-    """An ``eventTime`` in milliseconds since the epoch; UTC when it has no offset."""
-    if not isinstance(value, str):
-        raise BadEvent("run event without an eventTime")
-    try:
-        parsed = _fromisoformat(value)
-    except ValueError:
-        raise BadEvent(f"eventTime {value[:40]!r} is not ISO 8601") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=_UTC)
-    ms = round(parsed.timestamp() * 1000)
-    if not _MIN_MS <= ms <= _MAX_MS:  # an offset can move a time at either end out of years 1..9999 in UTC
-        raise BadEvent(f"eventTime {value[:40]!r} is outside years 1 to 9999 in UTC")
-    return ms
 
 
 def _written(outputs: Sequence[Any]) -> _Written | None:
@@ -199,8 +176,8 @@ class JobsAggregator:
     def __init__(self, *, since: dt.datetime | None = None, jobs: Sequence[str] = (),
                  recent_runs: int = RECENT_RUNS) -> None:
         self.since = since
-        # every counted time is at least _MIN_MS: no "since" is one comparison that never drops an event
-        self._since_ms = round(since.timestamp() * 1000) if since is not None else _MIN_MS
+        # every counted time is at least EARLIEST_MS: no "since" is one comparison that never drops an event
+        self._since_ms = round(since.timestamp() * 1000) if since is not None else EARLIEST_MS
         self._selected = job_selector(jobs)
         self._jobs: dict[tuple[str, str], _Job | None] = {}
         self._open: dict[str, _Run] = {}
@@ -263,7 +240,8 @@ class JobsAggregator:
 
     def _fold(self, event: EventKeys) -> None:
         """One event's keys; those of the standard library's reading may be of any type, so each is checked. The
-        hot path of ``jobs``: one dict lookup for the job, one for the kind, two for a finished run."""
+        hot path of ``jobs``: one dict lookup for the job, one for the kind, one for the run (the finished window
+        only for a run that is not open)."""
         kind = event.eventType
         if kind is None:  # a DatasetEvent or JobEvent: no run to count
             self.ignored += 1
@@ -303,68 +281,62 @@ class JobsAggregator:
         code = _CODES.get(kind)
         if code is None:
             code = _CODES.get(kind.upper(), _RUNNING)
-        finished = self._recent.get(run_id) or self._recent_old.get(run_id)
-        if code < _START:
-            if finished is not None:
-                self.duplicates += 1
-            else:
-                self._end(run_id, job, ms, code, written, event)
-        elif code == _START:
-            self._start(run_id, job, ms, written, finished)
-        elif finished is None:  # a RUNNING after its end: its tables are counted, its statistics not
-            run = self._open.get(run_id)
+        # an open run is never in the finished window (a run leaves the open runs as it enters the window and
+        # never comes back while there): the window is looked up only for a run that is not open
+        if code < _START:  # a run's end, folded into its job then remembered in the window
+            run = self._open.pop(run_id, None)
+            started = False
             if run is None:
-                self._open[run_id] = _Run(job, None, ms, written)
+                if self._finished(run_id) is not None:
+                    self.duplicates += 1
+                    return
             else:
-                if ms < run.first_ms:
-                    run.first_ms = ms
-                if written:
-                    run.written = _merge(run.written, written)
+                if run.start_ms is not None:
+                    started = True
+                    job.durations.add((ms - run.start_ms) / 1000)
+                if run.written:
+                    written = _merge(run.written, written)
+            job.counts[code] += 1
+            if code:  # not COMPLETE
+                job.failure(ms, _ENDS[code], run_id, _message(event))
+            if written:
+                job.rows, job.bytes = _add_written(job.rows, job.bytes, written)
+            self._timeline.add(ms, code)
+            recent = self._recent
+            recent[run_id] = _Finished(job, ms, started)
+            if len(recent) >= self._recent_half:
+                self._recent_old, self._recent = recent, {}
+            return
+        run = self._open.get(run_id)
+        if run is None:
+            finished = self._finished(run_id)
+            if finished is None:
+                self._open[run_id] = _Run(job, ms if code == _START else None, ms, written)
+            elif code == _START:  # the terminal event came first
+                if finished.started:
+                    self.duplicates += 1
+                else:
+                    finished.started = True
+                    finished.job.durations.add((finished.end_ms - ms) / 1000)
+            # a RUNNING after its end: its tables are counted, its statistics not
+        elif code == _START and run.start_ms is not None:
+            self.duplicates += 1
+        else:
+            if code == _START:
+                run.start_ms = ms
+            if ms < run.first_ms:
+                run.first_ms = ms
+            if written:
+                run.written = _merge(run.written, written)
+
+    def _finished(self, run_id: str) -> _Finished | None:
+        return self._recent.get(run_id) or self._recent_old.get(run_id)
 
     def _new_job(self, namespace: Any, name: Any) -> _Job | None:
         if not isinstance(namespace, str) or not isinstance(name, str) or not name:
             raise BadEvent("run event without a job.namespace and job.name")
         job = self._jobs[namespace, name] = _Job(namespace, name) if self._selected(namespace, name) else None
         return job
-
-    def _start(self, run_id: str, job: _Job, ms: int, written: _Written | None, finished: _Finished | None) -> None:
-        if finished is not None:  # the terminal event came first
-            if finished.started:
-                self.duplicates += 1
-            else:
-                finished.started = True
-                finished.job.durations.add((finished.end_ms - ms) / 1000)
-            return
-        run = self._open.get(run_id)
-        if run is None:
-            self._open[run_id] = _Run(job, ms, ms, written)
-        elif run.start_ms is None:
-            run.start_ms = ms
-            if ms < run.first_ms:
-                run.first_ms = ms
-            run.written = _merge(run.written, written)
-        else:
-            self.duplicates += 1
-
-    def _end(self, run_id: str, job: _Job, ms: int, code: int, written: _Written | None, event: EventKeys) -> None:
-        run = self._open.pop(run_id, None)
-        job.counts[code] += 1
-        if code:  # not COMPLETE
-            job.failure(ms, _ENDS[code], run_id, _message(event))
-        started = False
-        if run is not None:
-            if run.start_ms is not None:
-                started = True
-                job.durations.add((ms - run.start_ms) / 1000)
-            if run.written:
-                written = _merge(run.written, written)
-        if written:
-            job.rows, job.bytes = _add_written(job.rows, job.bytes, written)
-        self._timeline.add(ms, code)
-        recent = self._recent
-        recent[run_id] = _Finished(job, ms, started)
-        if len(recent) >= self._recent_half:
-            self._recent_old, self._recent = recent, {}
 
     def report(self, *, sources: Sequence[str] = (), max_failure_rate: float | None = None) -> JobsReport:
         """The statistics so far; open runs count as ``open`` (at their first event on the timeline)."""

@@ -13,6 +13,7 @@ Quantiles are nearest-rank: the p-th percentile of n durations is the ``ceil(p *
 from __future__ import annotations
 
 import math
+from math import ceil, log
 
 #: The bound on |estimate - exact| / exact of every percentile between MIN_S and MAX_S.
 RELATIVE_ERROR = 0.01
@@ -51,7 +52,7 @@ class DurationSketch:
         elif seconds >= MAX_S:
             slot = _SLOTS - 1
         else:
-            slot = math.ceil(math.log(seconds / MIN_S) / _LOG_GAMMA) + 1
+            slot = ceil(log(seconds / MIN_S) / _LOG_GAMMA) + 1
         counts[slot] = counts.get(slot, 0) + 1
         self.count += 1
 
