@@ -1,7 +1,7 @@
 """The transport chain of :class:`~iceberg_lineage.delivery.delivery.Delivery`, built through openlineage-python's
 factory from the client's own transport: spool -> breaker -> the configured transport, rebuilt from its own
-configuration with ours applied (HTTP hardened, Kafka confirmed, files written in one serialising pass, tapped). The client's objects are left as they
-are; :func:`delivery_client` is a new client over the chain, with the original's configuration (filters, facets),
+configuration with ours applied (HTTP hardened, Kafka confirmed, files written in one serialising pass, tapped). The
+client's objects are left as they are; :func:`delivery_client` is a new client over the chain, with the original's configuration (filters, facets),
 which sends events as they come: :class:`~iceberg_lineage.delivery.delivery.Delivery` hands it events the client's
 configuration already prepared (:func:`~iceberg_lineage.delivery.preview.outgoing`).
 """
