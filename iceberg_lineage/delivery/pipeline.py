@@ -1,7 +1,7 @@
 """The transport chain of :class:`~iceberg_lineage.delivery.delivery.Delivery`, built through openlineage-python's
 factory from the client's own transport: spool -> breaker -> the configured transport, rebuilt from its own
-configuration with ours applied (HTTP hardened, Kafka confirmed, tapped). The client's objects are left as they
-are; :func:`delivery_client` is a new client over the chain, with the original's configuration (filters, facets),
+configuration with ours applied (HTTP hardened, Kafka confirmed, files written in one serialising pass, tapped). The
+client's objects are left as they are; :func:`delivery_client` is a new client over the chain, with the original's configuration (filters, facets),
 which sends events as they come: :class:`~iceberg_lineage.delivery.delivery.Delivery` hands it events the client's
 configuration already prepared (:func:`~iceberg_lineage.delivery.preview.outgoing`).
 """
@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING, Any
 import attr
 from openlineage.client import OpenLineageClient
 from openlineage.client.transport.composite import CompositeTransport
+from openlineage.client.transport.file import FileTransport
 from openlineage.client.transport.http import HttpTransport
 from openlineage.client.transport.kafka import KafkaTransport
 from openlineage.client.transport.transport import Transport
 
 from iceberg_lineage.config import DEFAULT_REQUEST_DEADLINE_S
 from iceberg_lineage.delivery.http import hardened_http_config, hardened_http_dict
+from iceberg_lineage.delivery.jsonlines import lines_file
 from iceberg_lineage.delivery.kafka import confirmed_kafka
 from iceberg_lineage.delivery.spooler import SpoolTransport
 from iceberg_lineage.delivery.transports import (
@@ -43,13 +45,16 @@ def _children(config: dict[str, Any]) -> list[dict[str, Any]]:
 def configured_dict(config: dict[str, Any], *, tap: bool = False,
                     deadline_s: float = DEFAULT_REQUEST_DEADLINE_S) -> dict[str, Any]:
     """A transport configuration with ours applied: HTTP hardened (each request ends within ``deadline_s``), Kafka
-    confirmed, a fan-out composite's targets tapped (each target's failure counts, although the composite goes
-    on), a tapped transport instance rebuilt by :func:`configured`."""
+    confirmed, a file written with our serialiser (:mod:`~iceberg_lineage.delivery.jsonlines`), a fan-out
+    composite's targets tapped (each target's failure counts, although the composite goes on), a tapped transport
+    instance rebuilt by :func:`configured`."""
     kind = config.get("type")
     if kind == "http":
         config = hardened_http_dict(config, deadline_s)
     elif kind == "kafka":
         config = confirmed_kafka(config)
+    elif kind == "file":
+        config = lines_file(config)
     elif kind == "composite":
         fan_out = str(config.get("continue_on_success", True)).lower() == "true"
         config = {**config, "transports": [configured_dict(child, tap=fan_out, deadline_s=deadline_s)
@@ -67,6 +72,8 @@ def configured(transport: Transport, *, tap: bool = True,
         rebuilt: Wrapped = HttpTransport(hardened_http_config(transport.config, deadline_s))
     elif isinstance(transport, KafkaTransport):
         rebuilt = create(confirmed_kafka(transport))
+    elif type(transport) is FileTransport:  # a subclass may write otherwise
+        rebuilt = create(lines_file(transport))
     elif isinstance(transport, CompositeTransport):
         children = [configured_dict(child, tap=_fan_out(transport), deadline_s=deadline_s) for child in _children(
             {"transports": transport.config.transports})]

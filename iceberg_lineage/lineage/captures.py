@@ -11,6 +11,7 @@ gives a list of events, so the hook queues any capture the same way.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Collection, Mapping
 
@@ -20,6 +21,7 @@ from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run as
 from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage import events as ev
 from iceberg_lineage.lineage import facets as fb
+from iceberg_lineage.lineage.serde import Plain
 from iceberg_lineage.lineage.runs import Attachment, Failure, hook_run_facets, new_run_id, now
 from iceberg_lineage.lineage.tags import Ownership
 from iceberg_lineage.read.source import LoadedTable, load_table_object
@@ -115,18 +117,35 @@ class CatalogChange:
 def own_run_event(event: RunEvent, job_name: str | None, attached: Attachment) -> RunEvent:
     """An event of a run of its own (a snapshot's, a scan's...) as the hook sends it outside a run context: with the
     hook's run facets (:func:`~iceberg_lineage.lineage.runs.hook_run_facets`; an engine the snapshot names itself
-    is kept), under another job name when one is given (``observe(job_name=...)``), job facets kept."""
+    is kept), under another job name when one is given (``observe(job_name=...)``), job facets kept. In ``event``'s
+    form (objects, or plain: a commit's)."""
+    if isinstance(event, dict):
+        run = Plain({**event["run"], "facets": Plain({**_plain_hook_facets(attached), **event["run"]["facets"]})})
+        if job_name is None:
+            return Plain({**event, "run": run})  # type: ignore[return-value]
+        job = Plain({**event["job"], "name": job_name})
+        return Plain({**event, "run": run, "job": job})  # type: ignore[return-value]
     run = attr.evolve(event.run, facets={**hook_run_facets(attached), **(event.run.facets or {})})
     if job_name is None:
         return attr.evolve(event, run=run)
     return attr.evolve(event, run=run, job=Job(namespace=event.job.namespace, name=job_name, facets=event.job.facets))
 
 
+@functools.lru_cache(maxsize=None)
+def _plain_hook_facets(attached: Attachment) -> Plain:
+    """:func:`~iceberg_lineage.lineage.runs.hook_run_facets` in plain form: the same for every run of the process
+    (the engine's version, how the hook came to report), so made once (a :class:`Plain` is never changed)."""
+    return Plain(hook_run_facets(attached, plain=True))
+
+
 def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
     """Per added snapshot, the events its tag's owner sends (:func:`~iceberg_lineage.lineage.events.owned_run_events`
     for a snapshot's own run; the bare snapshot event, made a RUNNING event by the hook, inside a run context); a
     create-transaction adds a CREATE run first, and a commit without snapshots is one ALTER run with the schema diff;
-    every run of its own gets its START (:func:`~iceberg_lineage.lineage.events.with_start`).
+    every run of its own gets its START (:func:`~iceberg_lineage.lineage.events.with_start`). A snapshot's events
+    are built in plain form (:func:`~iceberg_lineage.lineage.serde.make`): no openlineage-python object is made and
+    then serialised on the hook's busiest path; the delivery prepares them as objects
+    (:func:`~iceberg_lineage.delivery.preview.outgoing`).
 
     Only the new snapshots and their parents are converted: no branch or tag can contain a brand-new snapshot
     except through the snapshots of the same commit, so their ``refs`` and ``staged`` stay exact.
@@ -148,7 +167,7 @@ def commit_events(commit: Commit, settings: Settings) -> list[RunEvent]:
         owner = commit.owners.get(snapshot_id)
         event = ev.snapshot_run_event(
             table, stats, settings, engine=COMMIT_ENGINE, run_id=owner.run_id if owner else new_run_id(),
-            duration_ms=commit.duration_ms, attempts=commit.attempts,
+            duration_ms=commit.duration_ms, attempts=commit.attempts, plain=True,
         )
         began = fb.ms_to_datetime(stats.timestamp_ms)  # the commit's start; its COMPLETE is at its end
         if owner is None:  # untagged (no before_commit saw it): a run of its own

@@ -226,13 +226,17 @@ def owned_run_events(event: RunEvent, owner: Ownership, *, start: bool = True,
     hook sends these, and the scanner re-sends them when the ledger does not know them as delivered.
 
     A snapshot that owns its run gets START (unless ``start`` is False: ``events.start_events``) and COMPLETE of
-    that run (the tag's runId and job); a snapshot of a run context gets an OTHER event of the context's run carrying
-    the output at that version (the spec allows OTHER after the run's terminal event): its parent is that run itself.
+    that run (the tag's runId and job), in ``event``'s form (objects, or plain: the hook's); a snapshot of a run
+    context gets an OTHER event of the context's run carrying the output at that version (the spec allows OTHER after
+    the run's terminal event): its parent is that run itself.
     """
     if owner.owner == "snapshot":
-        job = Job(namespace=owner.job_namespace, name=owner.job_name, facets=event.job.facets)
-        complete = attr.evolve(event, run=Run(runId=owner.run_id, facets=event.run.facets), job=job)
-        return _paired(complete, start, started_at)
+        plain = isinstance(event, dict)
+        run = make(Run, plain, runId=owner.run_id, facets=part(part(event, "run"), "facets"))
+        job = make(Job, plain, namespace=owner.job_namespace, name=owner.job_name,
+                   facets=part(part(event, "job"), "facets"))
+        complete = Plain({**event, "run": run, "job": job}) if plain else attr.evolve(event, run=run, job=job)
+        return _paired(complete, start, started_at)  # type: ignore[arg-type]
     return [RunEvent(
         eventType=RunState.OTHER,
         eventTime=event.eventTime,

@@ -36,11 +36,13 @@ HOOK_TAG = "iceberg-lineage.hook"
 TAG_SOURCE = "INTEGRATION"
 
 
-def hook_run_facets(attached: Attachment) -> dict[str, Any]:
+def hook_run_facets(attached: Attachment, *, plain: bool = False) -> dict[str, Any]:
     """The run facets of every run the hook reports, whichever way it was attached: the engine (PyIceberg, at the
-    version installed) and a ``tags`` facet saying how the hook came to report it."""
-    tag = tags_run.TagsRunFacetFields(key=HOOK_TAG, value=attached, source=TAG_SOURCE)
-    return {"processing_engine": _engine_facet(), "tags": tags_run.TagsRunFacet(tags=[tag], producer=fb.PRODUCER)}
+    version installed) and a ``tags`` facet saying how the hook came to report it. ``plain``: in plain form
+    (:func:`~iceberg_lineage.lineage.serde.make`)."""
+    tag = make(tags_run.TagsRunFacetFields, plain, key=HOOK_TAG, value=attached, source=TAG_SOURCE)
+    return {"processing_engine": _engine_facet(plain),
+            "tags": make(tags_run.TagsRunFacet, plain, tags=[tag], producer=fb.PRODUCER)}
 
 
 @dataclass(frozen=True)
@@ -113,10 +115,11 @@ def application_ref(engine: str, app_id: str, job_namespace: str) -> RunRef:
     return RunRef(application_run_id(engine, app_id), job_namespace, f"{engine}.application")
 
 
-def _engine_facet() -> processing_engine_run.ProcessingEngineRunFacet:
+def _engine_facet(plain: bool = False) -> processing_engine_run.ProcessingEngineRunFacet:
     import pyiceberg
 
-    return processing_engine_run.ProcessingEngineRunFacet(
+    return make(
+        processing_engine_run.ProcessingEngineRunFacet, plain,
         version=str(pyiceberg.__version__), name="pyiceberg", openlineageAdapterVersion=__version__,
         producer=fb.PRODUCER,
     )

@@ -280,11 +280,12 @@ _RUN_TAGS = (tags_run.TagsRunFacet, tags_run.TagsRunFacetFields)
 _JOB_TAGS = (tags_job.TagsJobFacet, tags_job.TagsJobFacetFields)
 
 
-def _tags_as_object(facets: dict, facet: Any, tag: Any) -> dict:
-    """The facets, with a ``tags`` facet as openlineage-python's object: its client's ``emit`` adds its own tags to
-    that facet in place, and fails on a dict."""
+def _tags_as_object(facets: Mapping[str, Any], facet: Any, tag: Any) -> dict:  # noqa: ANN401
+    """The facets in a dict of their own (openlineage-python's client adds facets to it in place, and a
+    :class:`Plain` is never changed), with a ``tags`` facet as openlineage-python's object: the client adds its own
+    tags to that facet in place, and fails on a dict."""
     tags = facets.get("tags")
     if not isinstance(tags, dict):
-        return facets
+        return dict(facets)
     return {**facets, "tags": facet(tags=[tag(t["key"], t["value"], t.get("source")) for t in tags.get("tags") or []],
                                     producer=tags.get("_producer", ""))}
