@@ -18,7 +18,7 @@ waited for, while the clock ran (a loaded machine stretches seconds, less so CPU
 file, each in a fresh process (imports included, from compiled bytecode as installed: ``bytecode.py``), against the
 same plain loop; unchanged tables are skipped from the catalog's listing.
 
-    .venv/bin/python benchmarks/scan_scale.py --rescan --tables 400     # and --tables 10000
+    .venv/bin/python benchmarks/scan_scale.py --rescan --tables 400 [--repeat 5]    # and --tables 10000
 """
 from __future__ import annotations
 
@@ -182,17 +182,28 @@ def summary_scan(properties: dict, state_path: Path, on_catalog=None):  # noqa: 
     return summary
 
 
-def rescan(warehouse: Path) -> tuple[dict, dict]:
-    """``scan --depth summary`` twice with one state file, each in a fresh process: the first and the second."""
+def rescan(warehouse: Path, repeat: int) -> tuple[dict, dict, dict]:
+    """``scan --depth summary`` with one state file, each run in a fresh process: the first, then ``repeat`` more
+    (nothing changed), each after a run of the plain loop: the median loop, the first and the median rescan. One run
+    of each moved by a third between runs on a quiet machine: a rescan takes tens of milliseconds."""
     with tempfile.TemporaryDirectory() as tmp:
-        first, again = (run(warehouse, f"rescan={Path(tmp) / 'state.db'}") for _ in range(2))
-    assert again["unchanged"] == again["tables"], again
-    return first, again
+        state = f"rescan={Path(tmp) / 'state.db'}"
+        first = run(warehouse, state)
+        plains, agains = [], []
+        for _ in range(repeat):
+            plains.append(run(warehouse, "plain"))
+            agains.append(run(warehouse, state))
+    assert all(a["unchanged"] == a["tables"] for a in agains), agains
+    return _median(plains), first, _median(agains)
 
 
-def report_rescan(tables: int, plain: dict, first: dict, again: dict) -> None:
+def _median(runs: list[dict]) -> dict:
+    return sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
+
+
+def report_rescan(tables: int, repeat: int, plain: dict, first: dict, again: dict) -> None:
     print(f"rescan, nothing changed: {tables} tables x {COMMITS} commits, depth summary, counting sink, "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; loop and rescan: medians of {repeat} runs")
     print(f"{'run':<34}{'seconds':>9}{'x plain':>9}")
     print(f"{'plain PyIceberg loop':<34}{plain['seconds']:>9.2f}{1.0:>9.2f}")
     print(f"{'scan, first (fresh state)':<34}{first['seconds']:>9.2f}{first['seconds'] / plain['seconds']:>9.2f}")
@@ -219,6 +230,7 @@ def main() -> int:
     parser.add_argument("--tables", type=int, default=1000)
     parser.add_argument("--warehouse", type=Path, default=Path(tempfile.gettempdir()) / "iceberg-lineage-scan-scale")
     parser.add_argument("--rescan", action="store_true", help="measure a scan with nothing changed (issue 32)")
+    parser.add_argument("--repeat", type=int, default=5, help="with --rescan: runs of the loop and of the rescan")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args()
     warehouse = args.warehouse.resolve()
@@ -228,7 +240,7 @@ def main() -> int:
         return 0
     build(warehouse, args.tables)
     if args.rescan:
-        report_rescan(args.tables, run(warehouse, "plain"), *rescan(warehouse))
+        report_rescan(args.tables, args.repeat, *rescan(warehouse, args.repeat))
         return 0
     load = os.getloadavg()[0]
     plains, results = [], []
