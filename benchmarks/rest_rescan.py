@@ -63,6 +63,12 @@ def start_server(root: Path) -> tuple[subprocess.Popen, str]:
     raise SystemExit(f"the REST server did not start: see {root / 'rest-server.log'}")
 
 
+def with_server_cpu(pid: int, uri: str, config: str) -> dict:
+    """:func:`run`'s figures, with the server's CPU seconds during the run."""
+    before = server_cpu(pid)
+    return {**run(uri, config), "server_cpu_s": server_cpu(pid) - before}
+
+
 def server_cpu(pid: int) -> float:
     """The server process's CPU seconds so far (user + system, from ``/proc``): what each run cost it."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -130,8 +136,7 @@ def main() -> int:
         try:
             register(uri, warehouse)
             state = f"rescan={Path(tmp) / 'state.db'}"
-            plain, first, again = (dict(run(uri, config), server_cpu_s=server_cpu(process.pid) - before)
-                                   for config in ("plain", state, state) for before in (server_cpu(process.pid),))
+            plain, first, again = (with_server_cpu(process.pid, uri, config) for config in ("plain", state, state))
         finally:
             process.terminate()
             process.wait(30)

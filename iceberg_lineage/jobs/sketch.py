@@ -12,7 +12,6 @@ Quantiles are nearest-rank: the p-th percentile of n durations is the ``ceil(p *
 """
 from __future__ import annotations
 
-import math
 from math import ceil, log
 
 #: The bound on |estimate - exact| / exact of every percentile between MIN_S and MAX_S.
@@ -22,9 +21,9 @@ MIN_S = 1e-3
 #: The largest duration measured, in seconds (about 115 days); longer ones count as this.
 MAX_S = 1e7
 GAMMA = (1 + RELATIVE_ERROR) / (1 - RELATIVE_ERROR)
-_LOG_GAMMA = math.log(GAMMA)
+_LOG_GAMMA = log(GAMMA)
 #: Slot 0: zero and sub-millisecond durations; slot i + 1: bucket i of the docstring.
-_SLOTS = math.ceil(math.log(MAX_S / MIN_S) / _LOG_GAMMA) + 2
+_SLOTS = ceil(log(MAX_S / MIN_S) / _LOG_GAMMA) + 2
 
 
 def _value(slot: int) -> float:

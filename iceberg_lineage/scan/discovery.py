@@ -24,11 +24,8 @@ class TableFilter:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
 
-    def roots(self) -> tuple[tuple[str, ...], ...]:
-        return self._roots
-
     @functools.cached_property
-    def _roots(self) -> tuple[tuple[str, ...], ...]:
+    def roots(self) -> tuple[tuple[str, ...], ...]:
         return tuple(tuple(ns.split(".")) for ns in self.namespaces) or ((),)
 
     @functools.cached_property
@@ -37,7 +34,7 @@ class TableFilter:
         return not (self.namespaces or self.include or self.exclude)
 
     def in_namespaces(self, namespace: tuple[str, ...]) -> bool:
-        return any(namespace[: len(root)] == root for root in self._roots)
+        return any(namespace[: len(root)] == root for root in self.roots)
 
     def wants(self, catalog: str, identifier: tuple[str, ...]) -> bool:
         if self._everything:
@@ -78,7 +75,7 @@ def discover(spec: CatalogSpec, filters: TableFilter) -> Iterator[NamespaceListe
         yield NamespaceListed(spec.name, (), exc.reason)
         return
     locations = TableLocations(catalog)
-    for listing in walk_namespaces(catalog, filters.roots(), locations.tables):
+    for listing in walk_namespaces(catalog, filters.roots, locations.tables):
         yield NamespaceListed(spec.name, listing.namespace, listing.error)
         for identifier in listing.tables:
             if filters.wants(spec.name, identifier):

@@ -380,16 +380,15 @@ class _Driver:
                 self._lifecycle(change)  # else still listed under its old name too: an alias, not a rename
         for spec in self.options.catalogs:
             gone = [t for t in self.state.tables(spec.name, besides=self.seen) if self._gone(spec, t)]
-            if gone:
+            for tracked in gone:
                 from iceberg_lineage.scan.lifecycle import LifecycleChange
 
-                for change in [LifecycleChange.drop(spec, t) for t in gone]:
-                    self._lifecycle(change)
+                self._lifecycle(LifecycleChange.drop(spec, tracked))
 
     def _gone(self, spec: CatalogSpec, tracked: TrackedTable) -> bool:
-        """A recorded table that this run should have seen (its namespace was listed, it is in scope) but did not."""
-        return (tracked.identity not in self.seen
-                and (spec.name, tuple(tracked.identifier[:-1])) in self.listed_ok
+        """A recorded table, not seen by this run (:meth:`StateStore.tables` leaves those out), that it should have
+        seen: its namespace was listed, it is in scope."""
+        return ((spec.name, tuple(tracked.identifier[:-1])) in self.listed_ok
                 and self.options.filters.wants(spec.name, tracked.identifier)
                 and (spec.name, tracked.identifier) not in self.listed_tables)
 
