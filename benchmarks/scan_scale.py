@@ -14,9 +14,10 @@ waited for, while the clock ran (a loaded machine stretches seconds, less so CPU
 
     .venv/bin/python benchmarks/scan_scale.py [--tables 1000] [--warehouse DIR]
 
-``--rescan`` measures a scan with nothing changed instead (issue 32): ``scan --depth summary`` twice with one state
-file, each in a fresh process (imports included, from compiled bytecode as installed: ``bytecode.py``), against the
-same plain loop; unchanged tables are skipped from the catalog's listing.
+``--rescan`` measures a scan with nothing changed instead (issue 32): ``scan --depth summary`` with one state file,
+once, then ``--repeat`` more times alternating with the plain loop, each in a fresh process (imports included, from
+compiled bytecode as installed: ``bytecode.py``); the medians are compared. Unchanged tables are skipped from the
+catalog's listing.
 
     .venv/bin/python benchmarks/scan_scale.py --rescan --tables 400 [--repeat 5]    # and --tables 10000
 """
