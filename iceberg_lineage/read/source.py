@@ -11,7 +11,7 @@ import os
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Mapping, Union
+from typing import IO, TYPE_CHECKING, Any, Callable, Mapping, Union
 
 from iceberg_lineage.errors import CatalogError, ConfigError, MetadataError
 from iceberg_lineage.read.catalogs import AwsAccount, catalog_account, catalog_config, one_line
@@ -119,14 +119,20 @@ class LoadedTable:
 
 class _LazyFileIO:
     """PyIceberg's FileIO for a location, loaded when a remote file is first read: local files are read without it,
-    and importing it (``pyiceberg.io.pyarrow`` and pyarrow, ~0.5 s) was most of a command's start-up."""
+    and importing it (``pyiceberg.io.pyarrow`` and pyarrow, ~0.5 s) was most of a command's start-up. ``load`` makes
+    it (default: ``load_file_io`` of the properties), e.g. a catalog's own ``_load_file_io``: a scan's table on local
+    files never needs one, and making two per table was a twentieth of a summary-depth scan."""
 
-    def __init__(self, location: str, properties: Mapping[str, str] | None) -> None:
+    def __init__(self, location: str, properties: Mapping[str, str] | None,
+                 load: Callable[[], FileIO] | None = None) -> None:
         self.location = location
         self.properties = dict(properties or {})
+        self._load = load
 
     @functools.cached_property
     def _io(self) -> FileIO:
+        if self._load is not None:
+            return self._load()
         from pyiceberg.io import load_file_io
 
         return load_file_io(self.properties, self.location)
@@ -137,6 +143,13 @@ class _LazyFileIO:
 
 def _file_io(location: str, properties: Mapping[str, str] | None = None) -> _LazyFileIO:
     return _LazyFileIO(location, properties)
+
+
+def catalog_file_io(catalog: Catalog, location: str, properties: Mapping[str, str] | None = None) -> _LazyFileIO:
+    """The FileIO ``catalog`` gives a table (``_load_file_io``: its properties, then the table's ``properties``),
+    made when a remote file is first read."""
+    merged = {**catalog.properties, **(properties or {})}
+    return _LazyFileIO(location, merged, functools.partial(catalog._load_file_io, properties or {}, location))
 
 
 def _decode_metadata(data: bytes, path: str, streamed: Mapping[str, Compactor] = STREAMED) -> JsonObject:

@@ -151,13 +151,15 @@ def _read_listed(catalog: Catalog, identifier: tuple[str, ...], metadata_locatio
     """What :func:`load_table_object` makes of ``catalog.load_table``, from the metadata file alone: the FileIO is
     the one PyIceberg's SQL and Glue catalogs give a table (catalog properties, then the table's)."""
     from iceberg_lineage.read.metadata_json import parse_metadata
-    from iceberg_lineage.read.source import LoadedTable, RelocatingIO, catalog_type_of, read_metadata_file
+    from iceberg_lineage.read.source import (
+        LoadedTable, RelocatingIO, catalog_file_io, catalog_type_of, read_metadata_file,
+    )
 
-    raw = read_metadata_file(catalog._load_file_io(location=metadata_location), metadata_location)
+    raw = read_metadata_file(catalog_file_io(catalog, metadata_location), metadata_location)
     metadata = parse_metadata(raw, metadata_location, ".".join(identifier))
     return LoadedTable(
         metadata=metadata,
-        io=RelocatingIO(catalog._load_file_io(metadata.properties, metadata_location)),
+        io=RelocatingIO(catalog_file_io(catalog, metadata_location, metadata.properties)),
         name=identifier[-1],
         catalog_name=catalog.name,
         catalog_type=catalog_type_of(catalog),
