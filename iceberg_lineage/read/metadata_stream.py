@@ -6,7 +6,8 @@ each element of ``snapshots`` and ``snapshot-log`` is decoded alone and parsed a
 (:func:`~iceberg_lineage.read.metadata_json.compact_snapshot`), so only the compact form stays. An element that
 does not parse stays as decoded, for :func:`~iceberg_lineage.read.metadata_json.parse_metadata` to report in
 file order. Anything else than a plain top-level object (bad JSON included) is decoded again by ``json.loads``'
-own decoder, so results and error messages are the standard library's.
+own decoder, so results and error messages are the standard library's. A file under :data:`WHOLE_BELOW` is
+decoded whole by that decoder, then its arrays made compact the same way.
 """
 from __future__ import annotations
 
@@ -33,14 +34,32 @@ class _Irregular(Exception):
     """The walk met what it does not handle; ``json.loads``' decoder decides."""
 
 
+#: Below this many characters a file is decoded whole, then its arrays made compact: twice as fast for the small
+#: files most tables have (89 against 43 us for a three-snapshot table), and what they hold was small anyway.
+WHOLE_BELOW = 1 << 20
+
+
 def decode_metadata_text(text: str, streamed: Mapping[str, Compactor] = STREAMED) -> JsonObject:
     """The decoded JSON of a metadata file's text, as ``json.loads(text)`` decodes it but with the arrays of
     ``streamed`` compact; raises what ``json.loads`` raises."""
+    if len(text) < WHOLE_BELOW:
+        return _compacted(_DECODER.decode(text), streamed)
     try:
         return _walk(text, streamed)
     except (_Irregular, StopIteration, ValueError, RecursionError):
         pass  # decoded again below, once the walk's frames (and what it had built) are gone with the exception
     return _DECODER.decode(text)
+
+
+def _compacted(decoded: Any, streamed: Mapping[str, Compactor]) -> Any:
+    """A whole decoded file with the arrays of ``streamed`` made compact, as :func:`_walk` makes them."""
+    if type(decoded) is dict:
+        for key, compact in streamed.items():
+            items = decoded.get(key)
+            if type(items) is list:
+                shared: dict[str, str] = {}
+                decoded[key] = [compact(value, shared) for value in items]
+    return decoded
 
 
 def _walk(text: str, streamed: Mapping[str, Compactor]) -> JsonObject:

@@ -11,10 +11,19 @@ from pathlib import Path
 import pytest
 
 from iceberg_lineage.errors import MetadataError
+from iceberg_lineage.read import metadata_stream
 from iceberg_lineage.read.metadata import Snapshot
 from iceberg_lineage.read.metadata_json import parse_metadata
 from iceberg_lineage.read.modes import version_of
 from iceberg_lineage.read.source import _file_io, load_metadata_path, read_metadata_file
+
+
+@pytest.fixture(autouse=True, params=["whole", "streamed"])
+def decoding(request, monkeypatch):
+    """Every test twice: a small file decoded whole then compacted, and streamed as a long one is."""
+    if request.param == "streamed":
+        monkeypatch.setattr(metadata_stream, "WHOLE_BELOW", 0)
+    return request.param
 
 
 def _doc(snapshots: int, *, unique: bool = True) -> dict:
