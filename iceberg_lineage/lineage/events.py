@@ -134,7 +134,9 @@ def snapshot_run_event(
     shared = shared or TableFacets(table, settings, plain=plain)
     plain = shared.plain
     before = parent_schema if parent_schema is not None else shared.parent_schema(stats)
-    change = fb.schema_change(before, shared.snapshot_schema(stats)) if before is not None else None
+    after = shared.snapshot_schema(stats)
+    # the parent's schema itself (most commits keep the schema): nothing to compare
+    change = fb.schema_change(before, after) if before is not None and before is not after else None
     lifecycle = fb.snapshot_lifecycle(stats, change is not None)
     identity = shared.identity
     summary = stats.summary
@@ -164,7 +166,7 @@ def snapshot_run_event(
         return make(
             RunEvent, plain,
             eventType=event_type,
-            eventTime=fb.iso_time(fb.ms_to_datetime(stats.timestamp_ms + (duration_ms or elapsed_ms or 0))),
+            eventTime=fb.iso_ms(stats.timestamp_ms + (duration_ms or elapsed_ms or 0)),
             run=make(Run, plain, runId=str(run_id or snapshot_run_id(md.identity, stats.snapshot_id,
                                                                      stats.timestamp_ms)), facets=run_facets),
             job=make(Job, plain, namespace=settings.job.namespace, name=job_name(table, engine_name),
@@ -269,7 +271,9 @@ def snapshot_runs(
         runs[stats.snapshot_id] = (owned_run_events(from_plain(event) if plain else event, owner,
                                                     start=settings.events.start_events)
                                    if owner is not None
-                                   else with_start(event, settings, fb.ms_to_datetime(stats.timestamp_ms)))
+                                   # an instant run starts at its COMPLETE's time, already written in it
+                                   else with_start(event, settings,
+                                                   fb.ms_to_datetime(stats.timestamp_ms) if elapsed_ms else None))
     return runs
 
 
