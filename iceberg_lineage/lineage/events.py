@@ -169,8 +169,7 @@ def snapshot_run_event(
             eventTime=fb.iso_ms(stats.timestamp_ms + (duration_ms or elapsed_ms or 0)),
             run=make(Run, plain, runId=str(run_id or snapshot_run_id(md.identity, stats.snapshot_id,
                                                                      stats.timestamp_ms)), facets=run_facets),
-            job=make(Job, plain, namespace=settings.job.namespace, name=job_name(table, engine_name),
-                     facets=shared.job_facets("COMMIT")),
+            job=shared.commit_job(job_name(table, engine_name)),
             outputs=[make(OutputDataset, plain, namespace=identity.namespace, name=identity.name, facets=facets,
                           outputFacets=output_facets)],
             producer=fb.PRODUCER,
@@ -194,12 +193,15 @@ def start_event(terminal: RunEvent, started_at: dt.datetime | None = None) -> Ru
                     facets={k: v for k, v in (part(dataset, "facets") or {}).items() if k == "symlinks"})
 
     run = part(terminal, "run")
-    run_facets = {k: v for k, v in (part(run, "facets") or {}).items() if k != "errorMessage"}
+    run_facets = part(run, "facets") or {}
+    if not plain or "errorMessage" in run_facets:  # else the terminal's very run: a plain part is never changed
+        run = make(Run, plain, runId=part(run, "runId"),
+                   facets={k: v for k, v in run_facets.items() if k != "errorMessage"})
     return make(
         RunEvent, plain,
         eventType=RunState.START,
         eventTime=fb.iso_time(started_at) if started_at is not None else part(terminal, "eventTime"),
-        run=make(Run, plain, runId=part(run, "runId"), facets=run_facets),
+        run=run,
         job=part(terminal, "job"),
         inputs=[identity(i) for i in part(terminal, "inputs") or ()],
         outputs=[],
