@@ -134,7 +134,9 @@ def snapshot_run_event(
     shared = shared or TableFacets(table, settings, plain=plain)
     plain = shared.plain
     before = parent_schema if parent_schema is not None else shared.parent_schema(stats)
-    change = fb.schema_change(before, shared.snapshot_schema(stats)) if before is not None else None
+    after = shared.snapshot_schema(stats)
+    # the parent's schema itself (most commits keep the schema): nothing to compare
+    change = fb.schema_change(before, after) if before is not None and before is not after else None
     lifecycle = fb.snapshot_lifecycle(stats, change is not None)
     identity = shared.identity
     summary = stats.summary
@@ -164,11 +166,10 @@ def snapshot_run_event(
         return make(
             RunEvent, plain,
             eventType=event_type,
-            eventTime=fb.iso_time(fb.ms_to_datetime(stats.timestamp_ms + (duration_ms or elapsed_ms or 0))),
+            eventTime=fb.iso_ms(stats.timestamp_ms + (duration_ms or elapsed_ms or 0)),
             run=make(Run, plain, runId=str(run_id or snapshot_run_id(md.identity, stats.snapshot_id,
                                                                      stats.timestamp_ms)), facets=run_facets),
-            job=make(Job, plain, namespace=settings.job.namespace, name=job_name(table, engine_name),
-                     facets=shared.job_facets("COMMIT")),
+            job=shared.commit_job(job_name(table, engine_name)),
             outputs=[make(OutputDataset, plain, namespace=identity.namespace, name=identity.name, facets=facets,
                           outputFacets=output_facets)],
             producer=fb.PRODUCER,
@@ -192,12 +193,15 @@ def start_event(terminal: RunEvent, started_at: dt.datetime | None = None) -> Ru
                     facets={k: v for k, v in (part(dataset, "facets") or {}).items() if k == "symlinks"})
 
     run = part(terminal, "run")
-    run_facets = {k: v for k, v in (part(run, "facets") or {}).items() if k != "errorMessage"}
+    run_facets = part(run, "facets") or {}
+    if not plain or "errorMessage" in run_facets:  # else the terminal's very run: a plain part is never changed
+        run = make(Run, plain, runId=part(run, "runId"),
+                   facets={k: v for k, v in run_facets.items() if k != "errorMessage"})
     return make(
         RunEvent, plain,
         eventType=RunState.START,
         eventTime=fb.iso_time(started_at) if started_at is not None else part(terminal, "eventTime"),
-        run=make(Run, plain, runId=part(run, "runId"), facets=run_facets),
+        run=run,
         job=part(terminal, "job"),
         inputs=[identity(i) for i in part(terminal, "inputs") or ()],
         outputs=[],
@@ -269,7 +273,9 @@ def snapshot_runs(
         runs[stats.snapshot_id] = (owned_run_events(from_plain(event) if plain else event, owner,
                                                     start=settings.events.start_events)
                                    if owner is not None
-                                   else with_start(event, settings, fb.ms_to_datetime(stats.timestamp_ms)))
+                                   # an instant run starts at its COMPLETE's time, already written in it
+                                   else with_start(event, settings,
+                                                   fb.ms_to_datetime(stats.timestamp_ms) if elapsed_ms else None))
     return runs
 
 

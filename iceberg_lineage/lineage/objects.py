@@ -15,7 +15,10 @@ _P = TypeVar("_P", bound=Part)
 
 
 def part(value: object, name: str) -> Any:  # noqa: ANN401 - a facet's property is arbitrary JSON
-    """A property of a facet (or of a part of one); None when absent."""
+    """A property of a facet (or of a part of one); None when absent. A dict is tested first: the plain events a
+    scanner builds are dicts, and that test costs a fraction of ``Mapping``'s."""
+    if isinstance(value, dict):
+        return value.get(name)
     return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
 
 

@@ -40,7 +40,7 @@ def to_json(event: Event | Mapping[str, object]) -> str:
 
 def _object_json(event: Event) -> str:
     try:
-        return json.dumps(_plain(event), sort_keys=True)
+        return _SORTED.encode(_plain(event))
     except _Unknown:
         return Serde.to_json(event)
 
@@ -87,14 +87,23 @@ class _Unknown(Exception):
     """A value :func:`_plain` leaves to ``Serde`` (a set, a non-string key, numpy's int64, any other object)."""
 
 
-_ATOMIC = frozenset({str, int, float, bool, type(None)})
+class Plain(dict):  # type: ignore[type-arg]
+    """A part built in plain form (:func:`make`): already converted, so :func:`_plain` takes it as it is (an event's
+    facets are not walked again when the event is made of them). Never changed once made."""
+
+    __slots__ = ()
+
+
+#: What :func:`_plain` takes as it is: JSON scalars, and parts already in plain form (tested by exact type, inline
+#: before any call: a plain event's facets are dicts of parts).
+_AS_IS = frozenset({str, int, float, bool, type(None), Plain})
 
 
 def _plain(value: Any) -> Any:  # noqa: ANN401 - arbitrary JSON
     """``Serde.remove_nulls_and_enums(attr.asdict(value))`` for the values events hold: attrs objects, dicts with
     string keys, lists and tuples, enums, dates and UUIDs, and JSON scalars. None where Serde drops a value."""
     kind = type(value)
-    if kind in _ATOMIC:
+    if kind in _AS_IS:
         return value
     convert = _CONVERTERS.get(kind)
     if convert is None:
@@ -104,8 +113,6 @@ def _plain(value: Any) -> Any:  # noqa: ANN401 - arbitrary JSON
 
 def _converter(kind: type) -> Any:  # noqa: ANN401
     """How :func:`_plain` converts a value of this type (looked up once per type)."""
-    if kind is Plain:
-        return _same
     if attr.has(kind):
         return _attrs_converter(tuple(a.name for a in attr.fields(kind)))
     if issubclass(kind, dict):
@@ -125,10 +132,6 @@ def _unknown(value: Any) -> Any:  # noqa: ANN401
     raise _Unknown
 
 
-def _same(value: Any) -> Any:  # noqa: ANN401
-    return value
-
-
 def _attrs_converter(names: tuple[str, ...]) -> Any:  # noqa: ANN401
     def convert(value: Any) -> dict[str, Any]:  # noqa: ANN401
         memo = _MEMO.get()
@@ -138,7 +141,7 @@ def _attrs_converter(names: tuple[str, ...]) -> Any:  # noqa: ANN401
         out = {}
         for name in names:
             item = getattr(value, name)
-            if type(item) not in _ATOMIC:
+            if type(item) not in _AS_IS:
                 item = _plain(item)
             if item is not None:
                 out[name] = item
@@ -154,7 +157,7 @@ def _plain_dict(value: dict) -> dict[str, Any]:
     for key, item in value.items():
         if type(key) is not str:
             raise _Unknown
-        if type(item) not in _ATOMIC:
+        if type(item) not in _AS_IS:
             item = _plain(item)
         if item is not None:
             out[key] = item
@@ -164,7 +167,7 @@ def _plain_dict(value: dict) -> dict[str, Any]:
 def _plain_list(value: list | tuple) -> list[Any]:
     out = []
     for item in value:
-        if type(item) not in _ATOMIC:
+        if type(item) not in _AS_IS:
             item = _plain(item)
             if type(item) is dict and not item:
                 continue
@@ -178,13 +181,6 @@ _CONVERTERS: dict[type, Any] = {}
 
 
 _T = TypeVar("_T")
-
-
-class Plain(dict):  # type: ignore[type-arg]
-    """A part built in plain form (:func:`make`): already converted, so :func:`_plain` takes it as it is (an event's
-    facets are not walked again when the event is made of them). Never changed once made."""
-
-    __slots__ = ()
 
 
 def make(kind: type[_T], plain: bool, /, **fields: Any) -> _T | dict[str, Any]:  # noqa: ANN401
@@ -203,7 +199,7 @@ def make(kind: type[_T], plain: bool, /, **fields: Any) -> _T | dict[str, Any]: 
     for name, factory in factories:  # a fresh one each time, as the object gets
         out[name] = factory()
     for alias, value in fields.items():
-        if type(value) not in _ATOMIC:
+        if type(value) not in _AS_IS:
             value = _plain(value)
         if value is not None:
             out[names[alias]] = value
@@ -243,7 +239,11 @@ def plain_json(event: Mapping[str, Any]) -> str:
 
 
 def _sorted_json(event: Mapping[str, Any]) -> str:
-    return json.dumps(event, sort_keys=True)
+    return _SORTED.encode(event)
+
+
+#: ``json.dumps(value, sort_keys=True)`` without building an encoder per event (the same text: the same settings).
+_SORTED = json.JSONEncoder(sort_keys=True)
 
 
 def from_json(text: str) -> Event:

@@ -1,15 +1,19 @@
-"""The dataset facets of one table's events. What does not change from snapshot to snapshot (identity, schema,
-catalog, storage, names, owner...) is built once per table and schema and shared by the events of its snapshots:
-building openlineage-python's facet objects (each runs its validators) was most of a history scan's cost."""
+"""The dataset facets and the commit job of one table's events. What does not change from snapshot to snapshot
+(identity, schema, catalog, storage, names, owner, the job of an engine...) is built once per table and schema and
+shared by the events of its snapshots: building openlineage-python's facet objects (each runs its validators) was
+most of a history scan's cost."""
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any
 
+from openlineage.client.event_v2 import Job
+
 from iceberg_lineage.config import Settings
 from iceberg_lineage.lineage import facets as fb
 from iceberg_lineage.lineage.facets import STATISTICS_KEY
 from iceberg_lineage.lineage.naming import DatasetIdentity, dataset_identity
+from iceberg_lineage.lineage.serde import make
 from iceberg_lineage.read.metadata import Schema
 from iceberg_lineage.read.source import LoadedTable
 from iceberg_lineage.stats.model import SnapshotStats
@@ -34,7 +38,8 @@ class TableFacets:
         self.plain = plain
         self.identity: DatasetIdentity = dataset_identity(table, settings)
         self._by_schema: dict[int, tuple[Schema, dict[str, Any]]] = {}
-        self._job_types: dict[str, Any] = {}
+        self._jobs: dict[str, Any] = {}
+        self._commit_type = fb.job_type_facet("COMMIT", plain=plain)
 
     def of_table(self, schema: Schema) -> dict[str, Any]:
         """Facets that describe the table itself at ``schema``, whatever the snapshot."""
@@ -60,12 +65,16 @@ class TableFacets:
         facets[STATISTICS_KEY] = fb.statistics_facet(stats, change, plain=self.plain)
         return facets
 
-    def job_facets(self, kind: str) -> dict[str, Any]:
-        """A job's facets: its ``jobType``."""
-        facet = self._job_types.get(kind)
-        if facet is None:
-            facet = self._job_types[kind] = fb.job_type_facet(kind, plain=self.plain)
-        return {"jobType": facet}
+    def commit_job(self, name: str) -> Any:  # noqa: ANN401 - a Job, or its plain form
+        """The job of a snapshot's run (``jobType`` COMMIT). In plain form one per name, shared by the table's events
+        (a plain part is never changed); an object each time (openlineage's client adds facets to its dict)."""
+        job = self._jobs.get(name)
+        if job is None:
+            job = make(Job, self.plain, namespace=self.settings.job.namespace, name=name,
+                       facets={"jobType": self._commit_type})
+            if self.plain:
+                self._jobs[name] = job
+        return job
 
     def snapshot_schema(self, stats: SnapshotStats) -> Schema:
         md = self.table.metadata

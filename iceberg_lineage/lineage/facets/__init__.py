@@ -2,7 +2,7 @@
 builders that fill them from metadata and snapshot statistics, one module per job (table, statistics, reports,
 run). Every facet carries this project's producer; unknown figures are left out (``None`` is dropped by the
 serialiser), never written as 0."""
-from iceberg_lineage.lineage.facets.common import PRODUCER, iso_time, ms_to_datetime
+from iceberg_lineage.lineage.facets.common import PRODUCER, iso_ms, iso_time, ms_to_datetime
 from iceberg_lineage.lineage.facets.iceberg import (
     COMMIT_REPORT_KEY, SCAN_REPORT_KEY, CommitMetrics, IcebergCommitReportOutputDatasetFacet,
     IcebergScanReportInputDatasetFacet, ScanMetrics,
@@ -53,6 +53,7 @@ __all__ = [
     "documentation_facet",
     "external_query_facet",
     "input_statistics_facet",
+    "iso_ms",
     "iso_time",
     "job_type_facet",
     "lifecycle_facet",

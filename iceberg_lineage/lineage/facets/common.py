@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from typing import Any, Mapping
 
 from iceberg_lineage._version import __version__
@@ -22,3 +23,10 @@ def ms_to_datetime(timestamp_ms: int) -> dt.datetime:
     """Exact (integer) conversion: run ids hash the datetime's text, so float rounding must not leak in."""
     return _EPOCH + dt.timedelta(milliseconds=timestamp_ms)
 
+
+
+@functools.lru_cache(maxsize=4096)
+def iso_ms(timestamp_ms: int) -> str:
+    """:func:`iso_time` of a millisecond timestamp, remembered (a few thousand): a snapshot's time is written in its
+    run's events and in their ``lastUpdated``."""
+    return iso_time(ms_to_datetime(timestamp_ms))

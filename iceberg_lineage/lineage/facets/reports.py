@@ -54,8 +54,9 @@ def commit_report_facet(
     appear only when the commit was measured."""
     from scan_reporters.commit_metrics import parse_long  # first use only: see _commit_fields
 
-    metrics = {name: n for key, name in _commit_fields() if key in summary
-               and (n := parse_long(summary[key])) is not None}
+    fields = _commit_fields()
+    metrics = {name: n for key, value in summary.items()
+               if (name := fields.get(key)) is not None and (n := parse_long(value)) is not None}
     metadata = {k: summary[k] for k in ENVIRONMENT_KEYS if k in summary}
     return make(
         IcebergCommitReportOutputDatasetFacet, plain,
@@ -69,16 +70,16 @@ def commit_report_facet(
 
 
 @functools.lru_cache(maxsize=None)
-def _commit_fields() -> tuple[tuple[str, str], ...]:
-    """(summary key, ``CommitMetrics`` field) of each counter a summary gives, from scan_reporters' one map of metric
+def _commit_fields() -> dict[str, str]:
+    """The ``CommitMetrics`` field of each summary key that gives a counter, from scan_reporters' one map of metric
     names to summary keys (``commit_metrics_from_summary``'s), read once: walking it for every snapshot was a fifth
-    of a summary-depth scan."""
+    of a summary-depth scan. A summary is read key by key (it holds fewer keys than there are counters)."""
     # scan_reporters imports pyiceberg.catalog (about a second): only events of commits need it.
     from scan_reporters.commit_metrics import java_name
     from scan_reporters.reports import COMMIT_METRICS, TIMER
 
-    return tuple((spec.summary_key, java_name(spec.name)) for spec in COMMIT_METRICS
-                 if spec.kind != TIMER and spec.summary_key is not None and java_name(spec.name) in _COMMIT_METRICS)
+    return {spec.summary_key: java_name(spec.name) for spec in COMMIT_METRICS
+            if spec.kind != TIMER and spec.summary_key is not None and java_name(spec.name) in _COMMIT_METRICS}
 
 
 def input_statistics_facet(

@@ -1,6 +1,7 @@
 """Facets of the run and the job: the engine's query, the engine, and the job type."""
 from __future__ import annotations
 
+import functools
 from typing import Mapping
 
 from openlineage.client.facet_v2 import external_query_run, job_type_job, processing_engine_run
@@ -35,6 +36,8 @@ def processing_engine_facet(summary: Mapping[str, str], *, plain: bool = False
                 openlineageAdapterVersion=__version__, **PRODUCED)
 
 
+@functools.lru_cache(maxsize=64)
 def job_type_facet(job_type: str, *, plain: bool = False) -> job_type_job.JobTypeJobFacet:
+    """One per type, shared by every run's job (a facet is never changed once built)."""
     return make(job_type_job.JobTypeJobFacet, plain, processingType="BATCH", integration="ICEBERG", jobType=job_type,
                 **PRODUCED)

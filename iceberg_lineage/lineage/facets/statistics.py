@@ -21,8 +21,8 @@ from openlineage.client.facet_v2 import data_quality_metrics_dataset, data_quali
 from openlineage.client.generated.base import DatasetFacet
 
 from iceberg_lineage._version import __version__
-from iceberg_lineage.lineage.facets.common import PRODUCED, iso_time, ms_to_datetime
-from iceberg_lineage.lineage.serde import make
+from iceberg_lineage.lineage.facets.common import PRODUCED, iso_ms, iso_time
+from iceberg_lineage.lineage.serde import Plain, make
 from iceberg_lineage.quality.schema import SchemaChange, schema_diff
 from iceberg_lineage.read.metadata import Schema
 from iceberg_lineage.stats.forms import CAMEL, as_json
@@ -129,7 +129,7 @@ def data_quality_facet(
         rowCount=stats.records,
         bytes=stats.total_files_size_bytes,
         fileCount=stats.data_files,
-        lastUpdated=iso_time(ms_to_datetime(stats.timestamp_ms)),
+        lastUpdated=iso_ms(stats.timestamp_ms),
         captureDate=iso_time(capture_date),
         **PRODUCED,
     )
@@ -149,7 +149,7 @@ def data_quality_input_facet(
         rowCount=stats.records,
         bytes=stats.total_files_size_bytes,
         fileCount=stats.data_files,
-        lastUpdated=iso_time(ms_to_datetime(stats.timestamp_ms)),
+        lastUpdated=iso_ms(stats.timestamp_ms),
         **PRODUCED,
     )
 
@@ -178,16 +178,17 @@ def _change_json(change: SchemaChange) -> dict[str, Any]:
 
 def _figures(stats: SnapshotStats) -> tuple[dict[str, Any], dict[str, str]]:
     """The known figures at their declared paths (a group key and its key, or a top-level key), and their sources
-    under the same dotted paths."""
+    under the same dotted paths; the groups and the sources as :class:`Plain` (numbers and names: the facet's
+    builder takes them as they are)."""
     groups: dict[str, Any] = {}
-    sources: dict[str, str] = {}
+    sources: dict[str, str] = Plain()
     known = stats.sources
     for name, path, group, key in _figure_paths():
         value = getattr(stats, name)
         if value is None:
             continue
         if key:
-            groups.setdefault(group, {})[key] = value
+            groups.setdefault(group, Plain())[key] = value
         else:
             groups[group] = value
         if name in known:

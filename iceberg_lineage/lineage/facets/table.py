@@ -2,6 +2,7 @@
 lifecycle change a snapshot makes."""
 from __future__ import annotations
 
+import functools
 from typing import Iterable, Mapping
 
 from openlineage.client.facet_v2 import (
@@ -84,13 +85,18 @@ def catalog_facet(table: LoadedTable, *, plain: bool = False) -> catalog_dataset
 
 
 def storage_facet(properties: Mapping[str, str], *, plain: bool = False) -> storage_dataset.StorageDatasetFacet:
-    return make(
-        storage_dataset.StorageDatasetFacet, plain,
-        storageLayer="iceberg", fileFormat=properties.get("write.format.default", "parquet").lower(), **PRODUCED
-    )
+    return _storage_facet(properties.get("write.format.default", "parquet").lower(), plain)
 
 
+@functools.lru_cache(maxsize=64)
+def _storage_facet(file_format: str, plain: bool) -> storage_dataset.StorageDatasetFacet:
+    """One per format, shared by every table's events (a facet is never changed once built)."""
+    return make(storage_dataset.StorageDatasetFacet, plain, storageLayer="iceberg", fileFormat=file_format, **PRODUCED)
+
+
+@functools.lru_cache(maxsize=None)
 def dataset_type_facet(*, plain: bool = False) -> dataset_type_dataset.DatasetTypeDatasetFacet:
+    """The same for every table: built once, shared (a facet is never changed once built)."""
     return make(dataset_type_dataset.DatasetTypeDatasetFacet, plain, datasetType="TABLE", **PRODUCED)
 
 
