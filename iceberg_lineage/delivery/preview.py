@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 from openlineage.client import OpenLineageClient
 from openlineage.client.transport.transport import Transport
 
-from iceberg_lineage.lineage.serde import Plain, from_plain
+from iceberg_lineage.lineage.serde import Plain, as_objects
 from iceberg_lineage.lineage.shaping import shape
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def outgoing(event: Event | Plain, settings: Settings, preparer: Preparer) -> li
     budget; none when the client's filters or the profile drop it. An event built in plain form (the hook's commits)
     becomes objects first, as a scanner worker's JSON does (:func:`~iceberg_lineage.lineage.serde.from_plain`): the
     client prepares only objects, and its facets stay plain, so they are only dumped when sent."""
-    ready = preparer.prepared(from_plain(event) if isinstance(event, Plain) else event)
+    ready = preparer.prepared(as_objects(event))
     if ready is None:
         return []
     parts = shape(ready, settings)

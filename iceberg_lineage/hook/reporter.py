@@ -33,7 +33,7 @@ from iceberg_lineage.lineage.captures import (
     failed_commit_events, own_run_event, scan_events,
 )
 from iceberg_lineage.lineage.runs import Attachment, Failure, new_run_id, now
-from iceberg_lineage.lineage.serde import from_plain
+from iceberg_lineage.lineage.serde import as_objects
 from iceberg_lineage.lineage.tags import Ownership
 from iceberg_lineage.read.catalogs import catalog_account
 from iceberg_lineage.redact import protect
@@ -107,8 +107,8 @@ class PendingCapture:
     def events(self) -> list[RunEvent]:
         built = self.build(self.record, self.settings)
         if self.run is not None:  # a commit's events are plain (dicts): the run records objects
-            objects = (from_plain(e) if isinstance(e, dict) else e for e in built)
-            return [self.run.running(e.inputs or (), e.outputs or ()) for e in objects if e.eventType != RunState.START]
+            return [self.run.running(e.inputs or (), e.outputs or ()) for e in map(as_objects, built)
+                    if e.eventType != RunState.START]
         if self.attached is None:
             return list(built)
         return [own_run_event(e, self.job_name, self.attached) for e in built]

@@ -32,7 +32,7 @@ from iceberg_lineage.lineage.facets import COMMIT_REPORT_KEY, STATISTICS_KEY
 from iceberg_lineage.lineage import facets as fb
 from iceberg_lineage.lineage.budget import trim
 from iceberg_lineage.lineage.objects import part
-from iceberg_lineage.lineage.serde import Plain, from_plain, make, to_json
+from iceberg_lineage.lineage.serde import Plain, as_objects, from_plain, make, to_json
 from iceberg_lineage.read.metadata import Schema
 from iceberg_lineage.lineage.naming import dataset_identity, table_parts
 from iceberg_lineage.lineage.runs import application_of, application_ref, parent_facet
@@ -270,7 +270,7 @@ def snapshot_runs(
         owner = (owners or {}).get(stats.snapshot_id)
         event = snapshot_run_event(table, stats, settings, capture_time=capture_time,
                                    elapsed_ms=None if owner is not None else elapsed_ms, shared=shared)
-        runs[stats.snapshot_id] = (owned_run_events(from_plain(event) if plain else event, owner,
+        runs[stats.snapshot_id] = (owned_run_events(as_objects(event), owner,
                                                     start=settings.events.start_events)
                                    if owner is not None
                                    # an instant run starts at its COMPLETE's time, already written in it

@@ -255,6 +255,12 @@ def from_json(text: str) -> Event:
     return from_plain(json.loads(text))
 
 
+def as_objects(event: Event | Mapping[str, Any]) -> Event:
+    """An event as openlineage-python's objects: one built in plain form (a dict) converted (:func:`from_plain`),
+    one built as objects as it is."""
+    return from_plain(event) if isinstance(event, dict) else event  # type: ignore[return-value]
+
+
 def from_plain(d: Mapping[str, Any]) -> Event:
     """:func:`from_json` of an event's JSON form already parsed (or built plain, :func:`make`)."""
     common = {"eventTime": d["eventTime"], "producer": d.get("producer", "")}

@@ -380,10 +380,11 @@ class _Driver:
                 self._lifecycle(change)  # else still listed under its old name too: an alias, not a rename
         for spec in self.options.catalogs:
             gone = [t for t in self.state.tables(spec.name, besides=self.seen) if self._gone(spec, t)]
-            for tracked in gone:
+            if gone:
                 from iceberg_lineage.scan.lifecycle import LifecycleChange
 
-                self._lifecycle(LifecycleChange.drop(spec, tracked))
+                for tracked in gone:
+                    self._lifecycle(LifecycleChange.drop(spec, tracked))
 
     def _gone(self, spec: CatalogSpec, tracked: TrackedTable) -> bool:
         """A recorded table, not seen by this run (:meth:`StateStore.tables` leaves those out), that it should have

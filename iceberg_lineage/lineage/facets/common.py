@@ -24,7 +24,6 @@ def ms_to_datetime(timestamp_ms: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(milliseconds=timestamp_ms)
 
 
-
 @functools.lru_cache(maxsize=4096)
 def iso_ms(timestamp_ms: int) -> str:
     """:func:`iso_time` of a millisecond timestamp, remembered (a few thousand): a snapshot's time is written in its
